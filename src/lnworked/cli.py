@@ -1,0 +1,41 @@
+"""The ``lnworked`` command.
+
+Subcommands: ``examples`` (the worked-example registry), ``stress`` (the JAX stress test),
+``practice`` (problems for instructors). Each subcommand module provides
+``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
+Bad arguments print one line on stderr and exit with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lnworked import examples_cli
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing; the CLI prints it and exits with code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lnworked", description="Worked examples of LayerNorm placement (Post-LN vs Pre-LN)."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    examples_cli.register(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UsageError, ValueError) as err:
+        print(f"lnworked {args.command}: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""What depth does: gradient factors compounded over layers, and residual-stream growth.
+
+Gradient through ``L`` layers that each multiply it by ``f``::
+
+    g_0 = f^L g_L          (Pre-LN: f = 1 + a >= 1;  Post-LN: f = (gamma/sigma)(1 + a))
+
+Smallest depth at which ``f^L < t`` for ``0 < f < 1`` and ``0 < t < 1``::
+
+    L* = floor(log t / log f) + 1
+
+Residual stream after ``N`` independent additions of branch outputs with variance ``v``
+(Pre-LN; seed 004 Ex 6)::
+
+    Var(x_N) = Var(x_0) + N v,      std(x_N) = sqrt(Var(x_0) + N v)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lnworked.validation import check_depth, check_fraction, check_positive
+
+__all__ = [
+    "gradient_factor",
+    "gradient_factors",
+    "depth_below",
+    "residual_variance",
+    "residual_std",
+    "residual_variance_monte_carlo",
+]
+
+
+def gradient_factor(per_layer: float, layers: int) -> float:
+    """``per_layer ** layers``: the factor reaching the input after ``layers`` layers."""
+    layers = check_depth(layers)
+    if not math.isfinite(per_layer):
+        raise ValueError(f"per_layer: must be finite, got {per_layer!r}")
+    return float(per_layer) ** layers
+
+
+def gradient_factors(per_layer: float, layers: int) -> np.ndarray:
+    """``[f^1, f^2, ..., f^layers]``: the factor after each depth, for plots over depth."""
+    layers = check_depth(layers)
+    gradient_factor(per_layer, 1)
+    return float(per_layer) ** np.arange(1, layers + 1)
+
+
+def depth_below(per_layer: float, threshold: float) -> int:
+    """Smallest ``L >= 1`` with ``per_layer ** L < threshold``; both must lie in (0, 1)."""
+    f = check_fraction(per_layer, "per_layer")
+    t = check_fraction(threshold, "threshold")
+    depth = max(1, math.floor(math.log(t) / math.log(f)) + 1)
+    # Guard the floor against rounding at an exact power (f^L == t must not count).
+    while depth > 1 and f ** (depth - 1) < t:
+        depth -= 1
+    while f**depth >= t:
+        depth += 1
+    return depth
+
+
+def residual_variance(additions: int, branch_variance: float = 1.0, initial_variance: float = 0.0):
+    """``Var(x_N) = Var(x_0) + N v`` for ``N`` independent additions of variance ``v``."""
+    additions = check_depth(additions, "additions")
+    v = check_positive(branch_variance, "branch_variance")
+    if not math.isfinite(initial_variance) or initial_variance < 0:
+        raise ValueError(f"initial_variance: must be a finite number >= 0, got {initial_variance!r}")
+    return initial_variance + additions * v
+
+
+def residual_std(additions: int, branch_variance: float = 1.0, initial_variance: float = 0.0):
+    """``sqrt(Var(x_0) + N v)``: the stream's standard deviation grows like ``sqrt(N)``."""
+    return math.sqrt(residual_variance(additions, branch_variance, initial_variance))
+
+
+def residual_variance_monte_carlo(
+    additions: int, branch_variance: float = 1.0, samples: int = 100_000, seed: int = 0
+) -> float:
+    """Sample variance of ``x_N = sum_l h_l`` with ``h_l ~ Normal(0, v)`` i.i.d., from ``x_0 = 0``.
+
+    Its standard error is about ``N v sqrt(2 / samples)``.
+    """
+    additions = check_depth(additions, "additions")
+    v = check_positive(branch_variance, "branch_variance")
+    samples = check_depth(samples, "samples")
+    rng = np.random.default_rng(seed)
+    stream = np.zeros(samples)
+    for _ in range(additions):
+        stream += rng.normal(0.0, math.sqrt(v), samples)
+    return float(stream.var())

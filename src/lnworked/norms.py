@@ -1,0 +1,130 @@
+"""LayerNorm and RMSNorm over the last axis, with their analytic Jacobians.
+
+LayerNorm (Ba, Kiros and Hinton, 2016)::
+
+    mu = mean(x),  var = mean((x - mu)^2),  s = sqrt(var + eps)
+    x_hat = (x - mu) / s,   LN(x) = gamma * x_hat + beta
+
+RMSNorm (Zhang and Sennrich, 2019)::
+
+    r = sqrt(mean(x^2) + eps),   x_hat = x / r,   RMS(x) = gamma * x_hat
+
+Jacobians (d = size of the last axis, ``I`` the d x d identity, ``1`` the ones vector)::
+
+    dLN/dx  = diag(gamma) (I - 1 1^T / d - x_hat x_hat^T / d) / s
+    dRMS/dx = diag(gamma) (I - x_hat x_hat^T / d) / r
+
+NumPy arrays in give NumPy arrays out; JAX arrays in give JAX arrays out (the same code
+runs on ``jax.numpy``), so ``jax.jacfwd`` can check the analytic Jacobians.
+Concrete inputs are validated and bad ones raise :class:`ValueError` naming the argument.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lnworked.validation import array_module, check_eps, check_vector_args, is_traced
+
+__all__ = [
+    "DegenerateInputError",
+    "layer_norm",
+    "layer_norm_jacobian",
+    "rms_norm",
+    "rms_norm_jacobian",
+    "NORMS",
+]
+
+DEFAULT_EPS = 1e-5
+
+
+class DegenerateInputError(ValueError):
+    """All features of a vector are equal (variance 0) and ``eps`` is 0: LN would be 0/0."""
+
+
+def _check_not_degenerate(var, eps: float, allow_degenerate: bool, name: str) -> None:
+    if eps > 0 or allow_degenerate or is_traced(var):
+        return
+    if np.any(np.asarray(var) == 0):
+        raise DegenerateInputError(
+            f"x: all features are equal, so the {name} is 0 and with eps=0 the norm is 0/0. "
+            "Pass eps > 0 (e.g. 1e-5), or allow_degenerate=True to get the NaN that "
+            "a network would emit."
+        )
+
+
+def _layer_norm_stats(x, eps: float, allow_degenerate: bool):
+    """Return ``(x_hat, s)`` with ``s = sqrt(var + eps)`` of shape ``(..., 1)``."""
+    xp = array_module(x)
+    mu = xp.mean(x, axis=-1, keepdims=True)
+    var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    _check_not_degenerate(var, eps, allow_degenerate, "variance")
+    s = xp.sqrt(var + eps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x - mu) / s, s
+
+
+def _rms_stats(x, eps: float, allow_degenerate: bool):
+    """Return ``(x_hat, r)`` with ``r = sqrt(mean(x^2) + eps)`` of shape ``(..., 1)``."""
+    xp = array_module(x)
+    ms = xp.mean(x**2, axis=-1, keepdims=True)
+    _check_not_degenerate(ms, eps, allow_degenerate, "mean square")
+    r = xp.sqrt(ms + eps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return x / r, r
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = DEFAULT_EPS, *, allow_degenerate=False):
+    """LayerNorm over the last axis: ``gamma * (x - mean) / sqrt(var + eps) + beta``.
+
+    ``gamma`` defaults to ones and ``beta`` to zeros. With ``eps=0`` and a vector whose
+    features are all equal, raises :class:`DegenerateInputError` unless
+    ``allow_degenerate=True``, in which case that vector becomes NaN (0/0).
+    """
+    x, gamma, beta = check_vector_args(x, gamma, beta)
+    check_eps(eps)
+    x_hat, _ = _layer_norm_stats(x, eps, allow_degenerate)
+    return gamma * x_hat + beta
+
+
+def rms_norm(x, gamma=None, eps: float = DEFAULT_EPS, *, allow_degenerate=False):
+    """RMSNorm over the last axis: ``gamma * x / sqrt(mean(x^2) + eps)`` (no shift)."""
+    x, gamma, _ = check_vector_args(x, gamma, None)
+    check_eps(eps)
+    x_hat, _ = _rms_stats(x, eps, allow_degenerate)
+    return gamma * x_hat
+
+
+def _outer(a, b):
+    return a[..., :, None] * b[..., None, :]
+
+
+def layer_norm_jacobian(x, gamma=None, eps: float = DEFAULT_EPS, *, allow_degenerate=False):
+    """``dLN/dx = diag(gamma) (I - 1 1^T/d - x_hat x_hat^T/d) / s``, shape ``(..., d, d)``."""
+    x, gamma, _ = check_vector_args(x, gamma, None)
+    check_eps(eps)
+    xp = array_module(x)
+    d = x.shape[-1]
+    x_hat, s = _layer_norm_stats(x, eps, allow_degenerate)
+    centering = xp.eye(d) - xp.ones((d, d)) / d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        projector = (centering - _outer(x_hat, x_hat) / d) / s[..., None]
+    return gamma[..., :, None] * projector
+
+
+def rms_norm_jacobian(x, gamma=None, eps: float = DEFAULT_EPS, *, allow_degenerate=False):
+    """``dRMS/dx = diag(gamma) (I - x_hat x_hat^T/d) / r``, shape ``(..., d, d)``."""
+    x, gamma, _ = check_vector_args(x, gamma, None)
+    check_eps(eps)
+    xp = array_module(x)
+    d = x.shape[-1]
+    x_hat, r = _rms_stats(x, eps, allow_degenerate)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        projector = (xp.eye(d) - _outer(x_hat, x_hat) / d) / r[..., None]
+    return gamma[..., :, None] * projector
+
+
+#: Each norm by name, with its analytic Jacobian: ``NORMS[name] = (norm, jacobian)``.
+NORMS = {
+    "layer": (layer_norm, layer_norm_jacobian),
+    "rms": (rms_norm, rms_norm_jacobian),
+}

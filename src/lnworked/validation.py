@@ -1,0 +1,119 @@
+"""Input checks shared by the library: every bad input raises ``ValueError`` naming the argument.
+
+Arrays may be NumPy or JAX. Values inside a JAX trace (``jit``, ``grad``, ``jacfwd``) are
+abstract and cannot be inspected, so checks on *values* (finiteness, degeneracy) are
+skipped there; checks on *shapes* always run.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "array_module",
+    "is_traced",
+    "as_array",
+    "check_vector_args",
+    "check_eps",
+    "check_depth",
+    "check_positive",
+    "check_fraction",
+]
+
+
+def _is_jax_array(x) -> bool:
+    try:
+        import jax
+    except ImportError:  # pragma: no cover - jax is a dependency
+        return False
+    return isinstance(x, jax.Array)
+
+
+def is_traced(x) -> bool:
+    """True for an abstract JAX value inside a transformation (its values are unknown)."""
+    try:
+        import jax
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(x, jax.core.Tracer)
+
+
+def array_module(x):
+    """``jax.numpy`` for a JAX array, else ``numpy``."""
+    if _is_jax_array(x):
+        import jax.numpy as jnp
+
+        return jnp
+    return np
+
+
+def as_array(x, name: str):
+    """``x`` as a float array (JAX arrays stay JAX), checked to be finite and non-empty."""
+    if not _is_jax_array(x):
+        try:
+            x = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name}: expected numbers, got {x!r} ({err})") from None
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected a vector (at least one axis), got a scalar")
+    if x.shape[-1] == 0 or x.size == 0:
+        raise ValueError(f"{name}: the vector is empty; a norm needs at least one feature")
+    if not is_traced(x) and not bool(np.all(np.isfinite(np.asarray(x)))):
+        raise ValueError(f"{name}: contains NaN or infinity; all values must be finite")
+    return x
+
+
+def check_vector_args(x, gamma, beta):
+    """Validate ``x`` and the affine parameters; fill defaults gamma = 1, beta = 0.
+
+    ``gamma`` and ``beta`` must have the shape of the last axis of ``x`` (or of ``x``).
+    """
+    x = as_array(x, "x")
+    xp = array_module(x)
+    d = x.shape[-1]
+    out = []
+    for name, value, default in (("gamma", gamma, 1.0), ("beta", beta, 0.0)):
+        if value is None:
+            out.append(xp.full((d,), default, dtype=x.dtype))
+            continue
+        value = as_array(value, name) if np.ndim(value) > 0 else value
+        if np.ndim(value) == 0:
+            value = xp.full((d,), float(value), dtype=x.dtype)
+        elif tuple(value.shape) not in ((d,), tuple(x.shape)):
+            raise ValueError(
+                f"{name}: shape {tuple(value.shape)} does not match x's last axis ({d},) "
+                f"or x's shape {tuple(x.shape)}"
+            )
+        out.append(value)
+    return x, out[0], out[1]
+
+
+def check_eps(eps) -> None:
+    """``eps`` must be a finite number >= 0."""
+    if not isinstance(eps, numbers.Real) or not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps: must be a finite number >= 0, got {eps!r}")
+
+
+def check_depth(value, name: str = "layers") -> int:
+    """A depth (number of layers or additions) must be an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def check_positive(value, name: str) -> float:
+    """A finite number > 0 (e.g. a factor whose logarithm is needed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def check_fraction(value, name: str) -> float:
+    """A number strictly between 0 and 1."""
+    value = check_positive(value, name)
+    if value >= 1:
+        raise ValueError(f"{name}: must be < 1, got {value!r}")
+    return value
