@@ -126,15 +126,16 @@ BLOCKS = {"post": (post_ln, post_ln_jacobian), "pre": (pre_ln, pre_ln_jacobian)}
 
 
 def autodiff_jacobian(placement: str, x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS):
-    """The block Jacobian by ``jax.jacfwd`` (an independent route to the analytic one)."""
+    """The block Jacobian by ``jax.jacfwd`` in float64 (an independent route to the analytic one)."""
     import jax
     import jax.numpy as jnp
 
     if placement not in BLOCKS:
         raise ValueError(f"placement: must be 'post' or 'pre', got {placement!r}")
     block = BLOCKS[placement][0]
-    x = jnp.asarray(as_array(x, "x"))
-    return np.asarray(jax.jacfwd(lambda v: block(v, sublayer, norm, eps))(x))
+    with jax.enable_x64(True):
+        x = jnp.asarray(as_array(x, "x"), dtype=jnp.float64)
+        return np.asarray(jax.jacfwd(lambda v: block(v, sublayer, norm, eps))(x))
 
 
 def input_gradient(jacobian, upstream):

@@ -1,0 +1,42 @@
+"""``lnworked examples``: the worked-example registry as a table or as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from lnworked.examples import all_examples
+
+_AGREES = {True: "yes", False: "NO (erratum)", None: "-"}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("examples", help="list every worked example of the seed texts")
+    parser.add_argument("--json", action="store_true", help="print the records as a JSON list")
+    parser.set_defaults(func=run)
+
+
+def _short(value, width: int = 44) -> str:
+    if isinstance(value, dict):
+        text = ", ".join(f"{k}: {_short(v, 20)}" for k, v in value.items())
+    elif isinstance(value, (list, tuple, np.ndarray)) and not isinstance(value, str):
+        text = "(" + ", ".join(_short(v, 12) for v in np.ravel(np.asarray(value, dtype=object))) + ")"
+    elif isinstance(value, float):
+        text = f"{value:.6g}"
+    else:
+        text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def run(args) -> int:
+    records = all_examples()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=False))
+        return 0
+    rows = [("id", "computed", "stated", "agrees")]
+    rows += [(r.id, _short(r.computed), _short(r.stated), _AGREES[r.agrees]) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    return 0
