@@ -17,6 +17,7 @@ Residual stream after ``N`` independent additions of branch outputs with varianc
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -32,11 +33,15 @@ __all__ = [
 ]
 
 
+def _is_finite_number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
+
+
 def gradient_factor(per_layer: float, layers: int) -> float:
     """``per_layer ** layers``: the factor reaching the input after ``layers`` layers."""
     layers = check_depth(layers)
-    if not math.isfinite(per_layer):
-        raise ValueError(f"per_layer: must be finite, got {per_layer!r}")
+    if not _is_finite_number(per_layer):
+        raise ValueError(f"per_layer: must be a finite number, got {per_layer!r}")
     return float(per_layer) ** layers
 
 
@@ -64,7 +69,7 @@ def residual_variance(additions: int, branch_variance: float = 1.0, initial_vari
     """``Var(x_N) = Var(x_0) + N v`` for ``N`` independent additions of variance ``v``."""
     additions = check_depth(additions, "additions")
     v = check_positive(branch_variance, "branch_variance")
-    if not math.isfinite(initial_variance) or initial_variance < 0:
+    if not _is_finite_number(initial_variance) or initial_variance < 0:
         raise ValueError(f"initial_variance: must be a finite number >= 0, got {initial_variance!r}")
     return initial_variance + additions * v
 

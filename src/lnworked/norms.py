@@ -38,26 +38,33 @@ DEFAULT_EPS = 1e-5
 
 
 class DegenerateInputError(ValueError):
-    """All features of a vector are equal (variance 0) and ``eps`` is 0: LN would be 0/0."""
+    """``eps`` is 0 and the variance (LayerNorm: all features equal) or the mean square
+    (RMSNorm: all features 0) of a vector is 0, so the norm would be 0/0."""
 
 
-def _check_not_degenerate(var, eps: float, allow_degenerate: bool, name: str) -> None:
-    if eps > 0 or allow_degenerate or is_traced(var):
+def _check_not_degenerate(stat, eps: float, allow_degenerate: bool, name: str, cause: str) -> None:
+    if eps > 0 or allow_degenerate or is_traced(stat):
         return
-    if np.any(np.asarray(var) == 0):
+    if np.any(np.asarray(stat) == 0):
         raise DegenerateInputError(
-            f"x: all features are equal, so the {name} is 0 and with eps=0 the norm is 0/0. "
+            f"x: the {name} is 0 ({cause}) and with eps=0 the norm is 0/0. "
             "Pass eps > 0 (e.g. 1e-5), or allow_degenerate=True to get the NaN that "
             "a network would emit."
         )
 
 
 def _layer_norm_stats(x, eps: float, allow_degenerate: bool):
-    """Return ``(x_hat, s)`` with ``s = sqrt(var + eps)`` of shape ``(..., 1)``."""
+    """Return ``(x_hat, s)`` with ``s = sqrt(var + eps)`` of shape ``(..., 1)``.
+
+    The mean is taken as ``mu = x_0 + mean(x - x_0)`` (the same value, shifted by the first
+    feature): a vector whose features are all equal then has deviations and variance exactly
+    0, where ``mean(x)`` can round (``mean([0.1] * 3) != 0.1``) and turn 0/0 into ±1.
+    """
     xp = array_module(x)
-    mu = xp.mean(x, axis=-1, keepdims=True)
+    shift = x[..., :1]
+    mu = shift + xp.mean(x - shift, axis=-1, keepdims=True)
     var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    _check_not_degenerate(var, eps, allow_degenerate, "variance")
+    _check_not_degenerate(var, eps, allow_degenerate, "variance", "all features are equal")
     s = xp.sqrt(var + eps)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (x - mu) / s, s
@@ -67,7 +74,7 @@ def _rms_stats(x, eps: float, allow_degenerate: bool):
     """Return ``(x_hat, r)`` with ``r = sqrt(mean(x^2) + eps)`` of shape ``(..., 1)``."""
     xp = array_module(x)
     ms = xp.mean(x**2, axis=-1, keepdims=True)
-    _check_not_degenerate(ms, eps, allow_degenerate, "mean square")
+    _check_not_degenerate(ms, eps, allow_degenerate, "mean square", "all features are 0")
     r = xp.sqrt(ms + eps)
     with np.errstate(invalid="ignore", divide="ignore"):
         return x / r, r

@@ -66,6 +66,19 @@ def as_array(x, name: str):
     return x
 
 
+def _as_scalar(value, name: str):
+    """A scalar ``gamma`` or ``beta``: a finite number (an abstract JAX scalar passes as is)."""
+    if is_traced(value):
+        return value
+    try:
+        scalar = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number or a vector of numbers, got {value!r}") from None
+    if not math.isfinite(scalar):
+        raise ValueError(f"{name}: must be finite, got {value!r}")
+    return scalar
+
+
 def check_vector_args(x, gamma, beta):
     """Validate ``x`` and the affine parameters; fill defaults gamma = 1, beta = 0.
 
@@ -79,9 +92,9 @@ def check_vector_args(x, gamma, beta):
         if value is None:
             out.append(xp.full((d,), default, dtype=x.dtype))
             continue
-        value = as_array(value, name) if np.ndim(value) > 0 else value
+        value = as_array(value, name) if np.ndim(value) > 0 else _as_scalar(value, name)
         if np.ndim(value) == 0:
-            value = xp.full((d,), float(value), dtype=x.dtype)
+            value = xp.full((d,), value, dtype=x.dtype)
         elif tuple(value.shape) not in ((d,), tuple(x.shape)):
             raise ValueError(
                 f"{name}: shape {tuple(value.shape)} does not match x's last axis ({d},) "
