@@ -1,0 +1,71 @@
+"""The registry of problem families: name, the concept of the book it practises, the kind of
+answer, and the generator ``make(rng) -> Problem``.
+
+Exports by answer kind (see :mod:`lnworked.practice.export`): ``number`` goes to a Moodle
+numerical question and a GIFT numerical question; ``vector`` to a Moodle cloze question
+with one NUMERICAL field per entry and to one GIFT numerical question per entry;
+``choice`` to a Moodle multichoice and a GIFT multiple-choice question. All go to the
+handouts, the answer key and ``key.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from lnworked.practice import concepts, forward, gradients
+from lnworked.practice.problem import Problem
+
+__all__ = ["Family", "FAMILIES", "get_family", "EXPORTS"]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    concept: str
+    kind: str  # number | vector | choice
+    make: Callable[..., Problem]
+
+
+EXPORTS = {
+    "number": "Moodle numerical, GIFT numerical",
+    "vector": "Moodle cloze (one numerical field per entry), GIFT numerical per entry",
+    "choice": "Moodle multichoice, GIFT multiple choice",
+}
+
+_LIST = [
+    Family("layer_norm_forward", "LayerNorm forward with γ, β, ε (sign traps)", "vector",
+           forward.make_layer_norm_forward),
+    Family("post_ln_forward", "Post-LN forward: LN(x + F(x))", "vector", forward.make_post_ln_forward),
+    Family("pre_ln_forward", "Pre-LN forward: x + F(LN(x))", "vector", forward.make_pre_ln_forward),
+    Family("degenerate_eps", "Degenerate input (σ = 0) and the role of ε", "vector",
+           forward.make_degenerate_eps),
+    Family("post_ln_backward_scale", "Post-LN backward factor γ/√(σ²+ε) for a large sublayer output",
+           "number", gradients.make_post_ln_backward_scale),
+    Family("pre_ln_gradient_depth", "Pre-LN gradient factor (1 + a)^L over depth", "number",
+           gradients.make_pre_ln_gradient_depth),
+    Family("post_ln_gradient_depth", "Post-LN gradient factor (r(1 + a))^L over depth", "number",
+           gradients.make_post_ln_gradient_depth),
+    Family("depth_below_threshold", "Depth at which the gradient falls below a threshold", "number",
+           gradients.make_depth_below_threshold),
+    Family("residual_growth", "Pre-LN residual-stream growth √(Var(x₀) + N v)", "number",
+           gradients.make_residual_growth),
+    Family("final_norm_homogeneity", "Zero-homogeneity of the final norm, LN(c x)", "vector",
+           forward.make_final_norm_homogeneity),
+    Family("which_normalized", "Which term is normalized (Post-LN vs Pre-LN)", "choice",
+           concepts.make_which_normalized),
+    Family("why_stream_grows", "Why the Pre-LN residual stream grows", "choice",
+           concepts.make_why_stream_grows),
+    Family("identity_path", "Which placement keeps the identity path of the gradient", "choice",
+           concepts.make_identity_path),
+]
+
+#: Every family by name, in the order of the book.
+FAMILIES: dict[str, Family] = {f.name: f for f in _LIST}
+
+
+def get_family(name: str) -> Family:
+    """The family called ``name``; an unknown name raises ValueError listing the known ones."""
+    if name not in FAMILIES:
+        raise ValueError(f"family: unknown family {name!r}; known: {', '.join(FAMILIES)}")
+    return FAMILIES[name]
