@@ -180,10 +180,14 @@ def _entry(v: float, decimals: int) -> str:
 def vector_text(values) -> str:
     """``(-1.6833, 0.10557, 1.8944, 3.6833)``-style text, entries to a common precision."""
     decimals = _vector_decimals(values)
+    if decimals > 8 or max(abs(float(v)) for v in values) >= 1e6:
+        return "(" + ", ".join(number_text(v) for v in values) + ")"
     return "(" + ", ".join(_entry(v, decimals) for v in values) + ")"
 
 
 def vector_tex(values) -> str:
     """The vector for maths mode: ``(-1.6833,\\ 0.10557, ...)``."""
     decimals = _vector_decimals(values)
+    if decimals > 8 or max(abs(float(v)) for v in values) >= 1e6:
+        return "(" + ",\\ ".join(number_tex(v) for v in values) + ")"
     return "(" + ",\\ ".join(_entry(v, decimals) for v in values) + ")"

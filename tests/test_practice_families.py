@@ -1,0 +1,207 @@
+"""Every practice family, solved again by an independent route for many seeds, and the
+variants' determinism and independence."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import sympy as sp
+
+from lnworked.norms import layer_norm
+from lnworked.practice import FAMILIES, variant
+from lnworked.practice.answers import check_answer
+from lnworked.practice.variants import assignment_slots, make_assignment, variant_rng
+from lnworked.symbolic import exact, layer_norm_exact
+
+SEEDS = range(25)
+
+
+def exact_vector(problem_value):
+    return np.array(problem_value, dtype=float)
+
+
+def sympy_floats(matrix) -> np.ndarray:
+    return np.array([float(sp.N(v, 30)) for v in matrix])
+
+
+def ln_exact(x, gamma=1, beta=0, eps=0):
+    gamma = list(gamma) if isinstance(gamma, (list, tuple)) else gamma
+    beta = list(beta) if isinstance(beta, (list, tuple)) else beta
+    return sympy_floats(layer_norm_exact([exact(v) for v in x], gamma, beta, eps))
+
+
+def independent(problem):
+    """The family's answer recomputed without the library's float code."""
+    p = problem.params
+    name = problem.family
+    if name == "layer_norm_forward":
+        return ln_exact(p["x"], p["gamma"], p["beta"], p["eps"])
+    if name == "post_ln_forward":
+        return ln_exact(np.add(p["x"], p["F(x)"]).tolist(), eps=p["eps"])
+    if name == "pre_ln_forward":
+        return np.array(p["x"], float) + p["a"] * ln_exact(p["x"]) + p["b"]
+    if name == "degenerate_eps":
+        return ln_exact(p["x"], p["gamma"], p["beta"], p["eps"])
+    if name == "final_norm_homogeneity":
+        y = [exact(p["c"]) * v for v in p["x"]]
+        return ln_exact(y, p["gamma"], p["beta"], 0)
+    if name == "post_ln_backward_scale":
+        z = jnp.asarray(np.add(p["x"], p["F(x)"]), dtype=jnp.float32)
+        jac = jax.jacfwd(lambda v: layer_norm(v, p["gamma"], eps=p["eps"]))(z)
+        return float(np.linalg.norm(np.asarray(jac, float), 2))
+    if name == "pre_ln_gradient_depth":
+        return float((1 + exact(p["a"])) ** p["layers"])
+    if name == "post_ln_gradient_depth":
+        per_layer = exact(p["per_layer"]) if "per_layer" in p else exact(p["norm_factor"]) * (1 + exact(p["a"]))
+        return float(per_layer ** p["layers"])
+    if name == "depth_below_threshold":
+        f, t = Fraction(str(p["per_layer"])), Fraction(str(p["threshold"]))
+        depth = 1
+        while f**depth >= t:
+            depth += 1
+        return float(depth)
+    if name == "residual_growth":
+        var = exact(p["initial_variance"]) + p["additions"] * exact(p["branch_variance"])
+        return float(sp.sqrt(var))
+    raise KeyError(name)
+
+
+NUMERIC = [f for f, fam in FAMILIES.items() if fam.kind != "choice"]
+CHOICE = [f for f, fam in FAMILIES.items() if fam.kind == "choice"]
+
+
+def test_at_least_ten_families_cover_all_answer_kinds():
+    assert len(FAMILIES) >= 10
+    assert {fam.kind for fam in FAMILIES.values()} == {"number", "vector", "choice"}
+
+
+@pytest.mark.parametrize("family", NUMERIC)
+def test_family_answer_matches_independent_route(family):
+    rel = {"post_ln_backward_scale": 1e-5}.get(family, 1e-9)
+    for seed in SEEDS:
+        problem = variant(seed, f"student-{seed}", family)
+        got = np.atleast_1d(np.array(problem.answer.value, float))
+        want = np.atleast_1d(independent(problem))
+        np.testing.assert_allclose(got, want, rtol=rel, atol=1e-12, err_msg=f"{family} seed {seed}")
+
+
+@pytest.mark.parametrize("family", NUMERIC + CHOICE)
+def test_key_text_is_accepted_and_a_wrong_answer_rejected(family):
+    for seed in SEEDS:
+        answer = variant(seed, "ada", family).answer
+        assert check_answer(answer, answer.text).correct, (family, seed, answer.text)
+        if answer.kind == "choice":
+            wrong = "ABCD"[(answer.value + 1) % len(answer.choices)]
+        elif answer.kind == "number":
+            wrong = repr(answer.value * 1.01 + (1 if answer.rel == 0 else 0))
+        else:
+            values = list(answer.value)
+            values[seed % len(values)] += 0.01 * max(abs(v) for v in values) + 1e-3
+            wrong = "(" + ", ".join(repr(v) for v in values) + ")"
+        assert not check_answer(answer, wrong).correct, (family, seed, wrong)
+
+
+def test_which_normalized_matches_the_placement():
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "which_normalized")
+        right = problem.answer.choices[problem.answer.value]
+        if problem.params["placement"] == "post":
+            assert "the sum" in right
+        else:
+            assert "only the copy" in right
+
+
+def test_why_stream_grows_quotes_sqrt_n():
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "why_stream_grows")
+        right = problem.answer.choices[problem.answer.value]
+        n = problem.params["additions"]
+        assert f"\\sqrt{{{n}}}" in right
+        std = float(sp.sqrt(n))
+        assert f"{std:.5g}" in right
+
+
+def test_identity_path_answer_is_pre_ln_by_autodiff():
+    """A scalar toy by jax.grad: Pre-LN block derivative 1 + a, Post-LN r (1 + a)."""
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "identity_path")
+        a, r = problem.params["a"], problem.params["norm_factor"]
+        pre = float(jax.grad(lambda x: x + a * x)(1.0))
+        post = float(jax.grad(lambda x: r * (x + a * x))(1.0))
+        right = problem.answer.choices[problem.answer.value]
+        assert right.startswith("Pre-LN")
+        assert f"{pre:.5g}" in right
+        assert f"{post:.5g}" in problem.solution
+
+
+def test_solutions_state_the_answer():
+    for family in FAMILIES:
+        for seed in range(5):
+            problem = variant(seed, "bo", family)
+            if problem.answer.kind == "vector":
+                assert problem.answer.text[1:-1].split(", ")[0] in problem.solution
+            elif problem.answer.kind == "number":
+                assert problem.answer.text.split("e")[0] in problem.solution
+            text = problem.statement + problem.solution
+            assert not re.search(r"\b(nan|inf)\b", text), (family, seed)  # float formatting of NaN/inf
+
+
+def test_variant_is_deterministic():
+    for family in FAMILIES:
+        assert variant(7, "ada", family) == variant(7, "ada", family)
+
+
+def test_variant_does_not_depend_on_roster_or_order():
+    roster = [f"s{i:02d}" for i in range(10)]
+    full = make_assignment(3, roster)
+    reversed_small = make_assignment(3, ["zed", *reversed(roster[:4])])
+    for student in roster[:4]:
+        assert full[student] == reversed_small[student]
+
+
+def test_variant_does_not_depend_on_other_families():
+    alone = make_assignment(3, ["ada"], families=["residual_growth"])["ada"][0][1]
+    assert alone == variant(3, "ada", "residual_growth")
+
+
+def test_thirty_students_get_thirty_different_assignments():
+    roster = [f"student{i}" for i in range(30)]
+    assignment = make_assignment(2024, roster)
+    statements = {tuple(p.statement for _, p in problems) for problems in assignment.values()}
+    assert len(statements) == 30
+
+
+def test_numeric_families_differ_between_most_students():
+    for family in NUMERIC:
+        answers = {variant(11, f"s{i}", family).answer.text for i in range(30)}
+        assert len(answers) >= 15, family
+
+
+def test_seed_changes_variants():
+    assert variant(1, "ada", "layer_norm_forward") != variant(2, "ada", "layer_norm_forward")
+
+
+def test_rng_comes_from_sha256_not_hash():
+    a = variant_rng(5, "ada", "x").integers(0, 2**62)
+    b = variant_rng(5, "ada", "x").integers(0, 2**62)
+    assert a == b
+    assert variant_rng(5, " ada ", "x").integers(0, 2**62) == a  # ids are stripped
+
+
+def test_slots_and_bad_arguments():
+    slots = assignment_slots(["residual_growth", "identity_path"], count=2)
+    assert [s.id for s in slots] == ["Q1", "Q2", "Q3", "Q4"]
+    assert variant(1, "ada", "residual_growth", 0) != variant(1, "ada", "residual_growth", 1)
+    with pytest.raises(ValueError, match="unknown family"):
+        assignment_slots(["nope"])
+    with pytest.raises(ValueError, match="count"):
+        assignment_slots(None, count=0)
+    with pytest.raises(ValueError, match="twice"):
+        make_assignment(1, ["ada", "ada"])
+    with pytest.raises(ValueError, match="seed"):
+        variant_rng("1", "ada", "x")
