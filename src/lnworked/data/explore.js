@@ -1,0 +1,268 @@
+/* lnworked explorers, kernel-free form (see lnworked/explore.py for the DOM contract).
+ *
+ * Each explorer is a <div class="lnw-explorer" data-explorer="..."> holding its controls,
+ * its readouts, an <svg class="lnw-plot"> and a <script type="application/json"
+ * class="lnw-data"> grid of values that the Python library computed at build time.
+ * This script only looks values up in that grid and draws them: no formula of the book
+ * is evaluated here. Every query is scoped to one explorer's root, so any number of
+ * explorers can share a page. The script defines window.lnwExplore once; each explorer
+ * then calls lnwExplore.init(its root's id).
+ */
+(function () {
+  "use strict";
+  if (window.lnwExplore) { return; }
+
+  var COLORS = { x: "#8a8f98", post: "#d9480f", pre: "#1c7ed6" };
+
+  function control(root, name) { return root.querySelector('[name="' + name + '"]'); }
+  function value(root, name) { return control(root, name).value; }
+
+  function setText(root, selector, text) {
+    var nodes = root.querySelectorAll(selector);
+    for (var i = 0; i < nodes.length; i++) { nodes[i].textContent = text; }
+  }
+  function readout(root, key, text) { setText(root, '.lnw-readout[data-key="' + key + '"]', text); }
+  function param(root, name, text) { setText(root, '.lnw-param[data-param="' + name + '"]', text); }
+
+  /* A readout string as a number for drawing; "undefined (0/0)" and "never" give null. */
+  function num(text) {
+    var v = parseFloat(text);
+    return isFinite(v) ? v : null;
+  }
+
+  /* ---- SVG drawing ------------------------------------------------------------------ */
+
+  function node(svg, parent, tag, attrs, text) {
+    var e = document.createElementNS(svg.namespaceURI, tag);
+    for (var k in attrs) { if (Object.prototype.hasOwnProperty.call(attrs, k)) { e.setAttribute(k, attrs[k]); } }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    parent.appendChild(e);
+    return e;
+  }
+
+  function clear(svg) { while (svg.firstChild) { svg.removeChild(svg.firstChild); } }
+
+  function frame(svg) {
+    var box = (svg.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
+    var w = parseFloat(box[2]), h = parseFloat(box[3]);
+    return { w: w, h: h, left: 62, right: w - 12, top: 26, bottom: h - 38 };
+  }
+
+  function fmtTick(v) {
+    if (v === 0) { return "0"; }
+    var a = Math.abs(v);
+    if (a >= 1e4 || a < 1e-3) { return v.toExponential(0).replace("+", ""); }
+    return String(parseFloat(v.toPrecision(3)));
+  }
+
+  function niceStep(span, count) {
+    var raw = span / count, mag = Math.pow(10, Math.floor(Math.log10(raw))), r = raw / mag;
+    return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
+  }
+
+  function yScale(f, lo, hi, log) {
+    if (log) {
+      var a = Math.log10(lo), b = Math.log10(hi);
+      return function (v) { return f.bottom - (Math.log10(v) - a) / (b - a) * (f.bottom - f.top); };
+    }
+    return function (v) { return f.bottom - (v - lo) / (hi - lo) * (f.bottom - f.top); };
+  }
+
+  function axes(svg, f, yTicks, y, xTicks, x, xLabel, yLabel) {
+    var g = node(svg, svg, "g", { "class": "lnw-axes", fill: "currentColor", "font-size": "11" });
+    node(svg, g, "line", { x1: f.left, y1: f.bottom, x2: f.right, y2: f.bottom, stroke: "currentColor" });
+    node(svg, g, "line", { x1: f.left, y1: f.top, x2: f.left, y2: f.bottom, stroke: "currentColor" });
+    yTicks.forEach(function (t) {
+      var py = y(t.v);
+      node(svg, g, "line", { x1: f.left, y1: py, x2: f.right, y2: py, stroke: "currentColor", "stroke-opacity": "0.12" });
+      node(svg, g, "text", { x: f.left - 5, y: py + 4, "text-anchor": "end" }, t.label);
+    });
+    xTicks.forEach(function (t) {
+      var px = x(t.v);
+      node(svg, g, "line", { x1: px, y1: f.bottom, x2: px, y2: f.bottom + 4, stroke: "currentColor" });
+      node(svg, g, "text", { x: px, y: f.bottom + 16, "text-anchor": "middle" }, t.label);
+    });
+    node(svg, g, "text", { x: (f.left + f.right) / 2, y: f.h - 4, "text-anchor": "middle" }, xLabel);
+    node(svg, g, "text", { x: 12, y: (f.top + f.bottom) / 2, "text-anchor": "middle",
+      transform: "rotate(-90 12 " + (f.top + f.bottom) / 2 + ")" }, yLabel);
+  }
+
+  function legend(svg, f, items) {
+    var g = node(svg, svg, "g", { "class": "lnw-legend", "font-size": "11", fill: "currentColor" });
+    var px = f.left + 6;
+    items.forEach(function (it) {
+      node(svg, g, "rect", { x: px, y: 8, width: 14, height: 8, fill: it.color });
+      var t = node(svg, g, "text", { x: px + 18, y: 16 }, it.label);
+      px += 26 + 6.2 * it.label.length;
+      return t;
+    });
+  }
+
+  /* Lines over x = xs; series values may be null (not drawn); marker = an x value. */
+  function lineChart(svg, o) {
+    clear(svg);
+    var f = frame(svg), lo = Infinity, hi = -Infinity;
+    o.series.forEach(function (s) {
+      s.values.forEach(function (v) {
+        if (v !== null && (!o.log || v > 0)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      });
+    });
+    if (o.yMin !== undefined) { lo = o.yMin; }
+    if (o.yMax !== undefined) { hi = o.yMax; }
+    var yTicks = [];
+    if (o.log) {
+      var a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
+      if (b <= a) { b = a + 1; }
+      var every = Math.max(1, Math.ceil((b - a) / 6));
+      for (var k = a; k <= b; k += every) { yTicks.push({ v: Math.pow(10, k), label: k === 0 ? "1" : "1e" + k }); }
+      lo = Math.pow(10, a); hi = Math.pow(10, b);
+    } else {
+      if (hi <= lo) { hi = lo + 1; }
+      var st = niceStep(hi - lo, 5);
+      for (var t = Math.ceil(lo / st) * st; t <= hi + 1e-9 * st; t += st) { yTicks.push({ v: t, label: fmtTick(t) }); }
+    }
+    var x0 = o.xs[0], x1 = o.xs[o.xs.length - 1];
+    var x = function (v) { return f.left + (v - x0) / (x1 - x0) * (f.right - f.left); };
+    var y = yScale(f, lo, hi, o.log);
+    var xTicks = o.xTicks.map(function (v) { return { v: v, label: String(v) }; });
+    axes(svg, f, yTicks, y, xTicks, x, o.xLabel, o.yLabel);
+    o.series.forEach(function (s) {
+      var d = "", pen = "M";
+      for (var i = 0; i < o.xs.length; i++) {
+        var v = s.values[i];
+        if (v === null || (o.log && v <= 0)) { pen = "M"; continue; }
+        d += pen + x(o.xs[i]).toFixed(1) + "," + y(v).toFixed(1) + " ";
+        pen = "L";
+      }
+      node(svg, svg, "path", { d: d, fill: "none", stroke: s.color, "stroke-width": "2", "class": "lnw-line", "data-series": s.key });
+    });
+    if (o.marker !== undefined) {
+      var mx = x(o.marker);
+      node(svg, svg, "line", { x1: mx, y1: f.top, x2: mx, y2: f.bottom, stroke: "currentColor", "stroke-dasharray": "4 3", "class": "lnw-marker" });
+      o.series.forEach(function (s) {
+        var v = s.values[o.xs.indexOf(o.marker)];
+        if (v !== null && (!o.log || v > 0)) {
+          node(svg, svg, "circle", { cx: mx, cy: y(v), r: 4, fill: s.color, "class": "lnw-dot", "data-series": s.key });
+        }
+      });
+    }
+    legend(svg, f, o.series.map(function (s) { return { label: s.label, color: s.color }; }));
+  }
+
+  /* Grouped bars: groups = component labels; series values may be null (drawn as "0/0"). */
+  function barChart(svg, o) {
+    clear(svg);
+    var f = frame(svg), lo = 0, hi = 0;
+    o.series.forEach(function (s) { s.values.forEach(function (v) { if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); } }); });
+    if (hi - lo < 1e-12) { hi = lo + 1; }
+    var st = niceStep(hi - lo, 5);
+    lo = Math.floor(lo / st) * st; hi = Math.ceil(hi / st) * st;
+    var yTicks = [];
+    for (var t = lo; t <= hi + 1e-9 * st; t += st) { yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) }); }
+    var y = yScale(f, lo, hi, false);
+    var n = o.groups.length, gw = (f.right - f.left) / n, bw = gw * 0.8 / o.series.length;
+    axes(svg, f, yTicks, y, [], function (v) { return v; }, o.xLabel, o.yLabel);
+    var g = node(svg, svg, "g", { "font-size": "11", fill: "currentColor", "text-anchor": "middle" });
+    o.groups.forEach(function (label, i) {
+      node(svg, g, "text", { x: f.left + gw * (i + 0.5), y: f.bottom + 16 }, label);
+      o.series.forEach(function (s, j) {
+        var v = s.values[i], bx = f.left + gw * i + gw * 0.1 + bw * j;
+        if (v === null) {
+          node(svg, g, "text", { x: bx + bw / 2, y: y(0) - 4, "class": "lnw-undefined" }, "0/0");
+          return;
+        }
+        var top = Math.min(y(v), y(0)), h = Math.max(Math.abs(y(v) - y(0)), 0.5);
+        node(svg, svg, "rect", { x: bx, y: top, width: bw - 2, height: h, fill: s.color, "class": "lnw-bar", "data-series": s.key });
+      });
+    });
+    node(svg, svg, "line", { x1: f.left, y1: y(0), x2: f.right, y2: y(0), stroke: "currentColor" });
+    legend(svg, f, o.series.map(function (s) { return { label: s.label, color: s.color }; }));
+  }
+
+  /* ---- the three explorers ------------------------------------------------------------ */
+
+  var RENDER = {};
+
+  RENDER["layer-norm"] = function (root, data, event) {
+    var preset = value(root, "preset"), comp = value(root, "component");
+    var slider = control(root, "value");
+    var target = event && event.target ? event.target.getAttribute("name") : null;
+    if (target === "preset" || target === "component") {
+      /* a new preset or component: the slider starts at that component's preset value */
+      slider.value = data.presets[preset][comp - 1];
+    }
+    var vec = data.presets[preset].slice();
+    vec[comp - 1] = parseInt(slider.value, 10);
+    var key = vec.join(",");
+    param(root, "value", slider.value);
+    param(root, "x", "(" + vec.join(", ") + ")");
+    var ie = data.axes.eps.indexOf(value(root, "eps"));
+    var ig = data.axes.gamma.indexOf(value(root, "gamma"));
+    var ib = data.axes.beta.indexOf(value(root, "beta"));
+    var row = data.values[key][ie][ig][ib];
+    var d = vec.length, post = [], pre = [];
+    for (var i = 0; i < d; i++) {
+      readout(root, "post-" + (i + 1), row[i]);
+      readout(root, "pre-" + (i + 1), row[d + i]);
+      post.push(num(row[i]));
+      pre.push(num(row[d + i]));
+    }
+    barChart(root.querySelector("svg.lnw-plot"), {
+      groups: vec.map(function (_, i) { return "x" + (i + 1); }),
+      series: [
+        { key: "x", label: "input x", color: COLORS.x, values: vec },
+        { key: "post", label: "Post-LN: LN(x + F(x))", color: COLORS.post, values: post },
+        { key: "pre", label: "Pre-LN: x + F(LN(x))", color: COLORS.pre, values: pre }
+      ],
+      xLabel: "component", yLabel: "value"
+    });
+  };
+
+  RENDER.depth = function (root, data) {
+    var p = value(root, "post_pct"), a = value(root, "branch_pct"), depth = parseInt(value(root, "depth"), 10);
+    param(root, "post_pct", data.labels.post_pct[p]);
+    param(root, "branch_pct", data.labels.branch_pct[a]);
+    param(root, "depth", String(depth));
+    var post = data.post[p], pre = data.pre[a];
+    readout(root, "post", post[depth - 1]);
+    readout(root, "pre", pre[depth - 1]);
+    readout(root, "post-depth-below", data.below[p]);
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.depths, log: true, marker: depth, xTicks: [1, 16, 32, 48, 64, 80, 96, 112, 128],
+      series: [
+        { key: "pre", label: "Pre-LN (1 + a)^L", color: COLORS.pre, values: pre.map(num) },
+        { key: "post", label: "Post-LN f^L", color: COLORS.post, values: post.map(num) }
+      ],
+      xLabel: "depth L (layers)", yLabel: "gradient factor at the input"
+    });
+  };
+
+  RENDER.residual = function (root, data) {
+    var v = value(root, "branch_variance"), n = parseInt(value(root, "n"), 10);
+    param(root, "n", String(n));
+    readout(root, "variance", data.variance[v][n - 1]);
+    readout(root, "std", data.std[v][n - 1]);
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.ns, log: false, marker: n, yMin: 0, yMax: data.y_max, xTicks: [1, 32, 64, 96, 128, 160, 192, 224, 256],
+      series: [{ key: "std", label: "std of the stream, branch variance " + v, color: COLORS.pre, values: data.std[v].map(num) }],
+      xLabel: "N (additions to the residual stream)", yLabel: "std(x_N)"
+    });
+  };
+
+  function init(id) {
+    var root = document.getElementById(id);
+    if (!root || root.getAttribute("data-lnw-ready") === "1") { return; }
+    var data = JSON.parse(root.querySelector("script.lnw-data").textContent);
+    var render = RENDER[root.getAttribute("data-explorer")];
+    var update = function (event) { render(root, data, event); };
+    var inputs = root.querySelectorAll("input, select");
+    for (var i = 0; i < inputs.length; i++) {
+      inputs[i].addEventListener("input", update);
+      inputs[i].addEventListener("change", update);
+    }
+    update(null);
+    root.setAttribute("data-lnw-ready", "1");
+  }
+
+  window.lnwExplore = { init: init, version: 1 };
+})();

@@ -1,0 +1,265 @@
+"""Explorers: the static (kernel-free) HTML and the live ipywidgets form."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from lnworked import explore
+from lnworked.depth import depth_below, gradient_factor, residual_std, residual_variance
+from lnworked.norms import layer_norm
+
+EXPLORERS = {
+    "layer-norm": explore.layer_norm_explorer,
+    "depth": explore.depth_explorer,
+    "residual": explore.residual_explorer,
+}
+
+
+@pytest.fixture
+def static(monkeypatch):
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+
+
+@pytest.fixture
+def live(monkeypatch):
+    monkeypatch.delenv("LNWORKED_STATIC_BUILD", raising=False)
+
+
+class _Dom(HTMLParser):
+    """Collects the elements of the static HTML: (tag, attrs, text) and the JSON grid."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.elements, self._open, self.data_json, self.scripts = [], [], None, []
+
+    def handle_starttag(self, tag, attrs):
+        element = {"tag": tag, "attrs": dict(attrs), "text": ""}
+        self.elements.append(element)
+        if tag not in ("input", "br", "meta", "img", "hr"):
+            self._open.append(element)
+
+    def handle_endtag(self, tag):
+        while self._open:
+            element = self._open.pop()
+            if element["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        for element in self._open:
+            element["text"] += data
+
+    def find(self, tag=None, **attrs):
+        return [e for e in self.elements if (tag is None or e["tag"] == tag)
+                and all(e["attrs"].get(k.replace("_", "-")) == v for k, v in attrs.items())]
+
+
+def _dom(html_text: str) -> _Dom:
+    dom = _Dom()
+    dom.feed(html_text)
+    return dom
+
+
+def _grid(dom: _Dom) -> dict:
+    (script,) = [e for e in dom.find("script") if e["attrs"].get("class") == "lnw-data"]
+    return json.loads(script["text"].replace("<\\/", "</"))
+
+
+# --- values and formatting -----------------------------------------------------------------
+
+
+def test_format_readout():
+    assert explore.format_readout(1.3**10) == "13.7858"
+    assert explore.format_readout(-0.0) == "0"
+    assert explore.format_readout(1e-5) == "1e-05"
+    assert explore.format_readout(float("nan")) == "undefined (0/0)"
+    assert explore.format_readout(0.65**96) == "1.09568e-18"
+
+
+def test_layer_norm_outputs_match_the_library():
+    x = np.array([1.0, 3.0, 5.0, 7.0])
+    out = explore.layer_norm_outputs(x, 2.0, 1.0, 0.1)
+    g, b = np.full(4, 2.0), np.ones(4)
+    np.testing.assert_allclose(out["post"], layer_norm(2 * x, g, b, 0.1))
+    np.testing.assert_allclose(out["pre"], x + layer_norm(x, g, b, 0.1))
+    # seed 004 Ex 2: x + LN(x) with ε = 0
+    np.testing.assert_allclose(explore.layer_norm_outputs(x)["pre"], [-0.341641, 2.55279, 5.44721, 8.34164], atol=1e-5)
+
+
+def test_constant_vector_with_eps_zero_is_undefined_not_nan():
+    readouts = explore.layer_norm_readouts((5, 5, 5, 5), eps=0.0)
+    assert set(readouts.values()) == {"undefined (0/0)"}
+    assert set(explore.layer_norm_readouts((5, 5, 5, 5), eps=1e-5).values()) == {"0", "5"}
+
+
+def test_depth_readouts():
+    r = explore.depth_readouts(0.65, 0.3, 10)
+    assert r == {"post": "0.0134627", "pre": "13.7858", "post-depth-below": str(depth_below(0.65, 0.01))}
+    assert explore.depth_readouts(1.0, 0.0, 128)["post-depth-below"] == "never"
+
+
+# --- the static form ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", EXPLORERS)
+def test_static_html_is_offline_and_follows_the_dom_contract(static, kind):
+    from IPython.display import HTML
+
+    obj = EXPLORERS[kind]()
+    assert isinstance(obj, HTML)
+    text = obj.data
+    assert "http://" not in text and "https://" not in text
+    assert "require(" not in text and "//cdn" not in text.lower()
+    assert "application/vnd.jupyter.widget" not in text
+    dom = _dom(text)
+    (root,) = dom.find("div", **{"class": "lnw-explorer"})
+    assert root["attrs"]["data-explorer"] == kind
+    assert re.fullmatch(rf"lnw-{kind}-[0-9a-f]{{12}}", root["attrs"]["id"])
+    assert f'window.lnwExplore.init("{root["attrs"]["id"]}")' in text
+    assert len(dom.find("svg", **{"class": "lnw-plot"})) == 1
+    controls = dom.find("input", type="range") + dom.find("select")
+    assert controls and all(c["attrs"].get("name") for c in controls)
+    assert dom.find("span", **{"class": "lnw-readout"})
+    # the JavaScript is inlined, with no URL or module loader
+    script = explore.explorer_script()
+    assert len(script) > 2000 and "lnwExplore" in script
+    assert script.replace("</", "<\\/") in text
+    assert len(json.dumps(_grid(dom), separators=(",", ":"))) < 300_000
+
+
+def test_two_explorers_have_distinct_ids(static):
+    ids = {re.search(r'id="(lnw-depth-[0-9a-f]+)"', explore.depth_explorer().data).group(1) for _ in range(3)}
+    assert len(ids) == 3
+
+
+def test_static_layer_norm_grid_equals_the_library(static):
+    dom = _dom(explore.layer_norm_explorer().data)
+    grid = _grid(dom)
+    axes = grid["axes"]
+    assert axes == {"eps": ["0", "1e-05", "0.1", "1"], "gamma": ["1", "2"], "beta": ["0", "1"]}
+    settings = [((1, 3, 5, 7), 1.0, 0.0, 0.0), ((-2, 0, 2, 4), 2.0, 1.0, 0.0), ((5, 5, 5, 5), 1.0, 0.0, 0.0),
+                ((5, 5, 5, 5), 2.0, 1.0, 1e-5), ((1, 3, -2, 7), 2.0, 0.0, 0.1), ((0, 0, 0, 7), 1.0, 1.0, 1.0)]
+    for x, g, b, e in settings:
+        row = grid["values"][",".join(map(str, x))][axes["eps"].index(format(e, "g"))][
+            axes["gamma"].index(format(g, "g"))][axes["beta"].index(format(b, "g"))]
+        expected = explore.layer_norm_readouts(x, g, b, e)
+        assert row == [expected[f"post-{i}"] for i in range(1, 5)] + [expected[f"pre-{i}"] for i in range(1, 5)]
+        if e > 0 or len(set(x)) > 1:
+            xs = np.array(x, float)
+            np.testing.assert_allclose([float(v) for v in row[4:]], xs + layer_norm(xs, np.full(4, g), np.full(4, b), e),
+                                       rtol=1e-5, atol=1e-12)
+    # every reachable vector is in the grid: each preset with any one component edited
+    for preset in grid["presets"].values():
+        for i in range(4):
+            for v in range(-2, 8):
+                vec = list(preset)
+                vec[i] = v
+                assert ",".join(map(str, vec)) in grid["values"]
+    # the controls' option values are the grid's keys
+    for name in ("preset", "component", "eps", "gamma", "beta"):
+        assert len(dom.find("select", name=name)) == 1
+    options = [e["attrs"]["value"] for e in dom.find("option")]
+    assert set(axes["eps"]) <= set(options) and set(grid["presets"]) <= set(options)
+    # initial readouts are the library's values of the initial setting (x = (1,3,5,7), γ 1, β 0, ε 0)
+    shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
+    assert shown == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0)
+
+
+def test_static_depth_grid_equals_the_library(static):
+    dom = _dom(explore.depth_explorer().data)
+    grid = _grid(dom)
+    for pct, depth in ((65, 10), (50, 128), (99, 1), (100, 64), (60, 24)):
+        assert grid["post"][str(pct)][depth - 1] == explore.format_readout(gradient_factor(pct / 100, depth))
+        assert math.isclose(float(grid["post"][str(pct)][depth - 1]), (pct / 100) ** depth, rel_tol=1e-5)
+    for pct, depth in ((30, 10), (0, 128), (50, 128)):
+        assert grid["pre"][str(pct)][depth - 1] == explore.format_readout(gradient_factor(1 + pct / 100, depth))
+    assert grid["below"]["65"] == str(depth_below(0.65, 0.01))
+    assert grid["below"]["100"] == "never"
+    (slider,) = dom.find("input", name="depth")
+    assert (slider["attrs"]["min"], slider["attrs"]["max"]) == ("1", "128")
+    shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
+    assert shown == explore.depth_readouts(0.65, 0.3, 10)
+
+
+def test_static_residual_grid_equals_the_library(static):
+    dom = _dom(explore.residual_explorer().data)
+    grid = _grid(dom)
+    assert sorted(grid["std"], key=float) == ["0.25", "0.5", "1", "2", "4"]
+    for v, n in ((1.0, 24), (1.0, 96), (0.25, 1), (4.0, 256), (2.0, 100)):
+        assert grid["std"][format(v, "g")][n - 1] == explore.format_readout(residual_std(n, v))
+        assert grid["variance"][format(v, "g")][n - 1] == explore.format_readout(residual_variance(n, v))
+    assert grid["std"]["1"][23] == "4.89898"
+    shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
+    assert shown == explore.residual_readouts(24, 1.0)
+
+
+# --- the live form ---------------------------------------------------------------------------------
+
+
+def _shown(box) -> dict:
+    dom = _dom(box.lnw_readout.value)
+    return {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
+
+
+@pytest.mark.parametrize("kind", EXPLORERS)
+def test_live_returns_a_widget(live, kind):
+    import ipywidgets as widgets
+
+    box = EXPLORERS[kind]()
+    assert isinstance(box, widgets.Widget)
+    assert box.lnw_image.value[:4] == b"\x89PNG"
+
+
+def test_live_layer_norm_responds(live):
+    box = explore.layer_norm_explorer()
+    c = box.lnw_controls
+    assert _shown(box) == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0)
+    png = box.lnw_image.value
+    c["preset"].value = "-2,0,2,4"
+    c["gamma"].value = 2.0
+    c["beta"].value = 1.0
+    assert c["x"].value == "-2, 0, 2, 4"
+    assert _shown(box) == explore.layer_norm_readouts((-2, 0, 2, 4), 2.0, 1.0, 0.0)
+    assert _shown(box)["pre-1"] == explore.format_readout(-2 + 2 * (-3 / math.sqrt(5)) + 1)
+    assert box.lnw_image.value != png
+    bars = box.lnw_figure.axes[0].containers
+    np.testing.assert_allclose([r.get_height() for r in bars[2]],
+                               explore.layer_norm_outputs((-2, 0, 2, 4), 2.0, 1.0, 0.0)["pre"])
+    c["x"].value = "5, 5, 5"
+    assert set(_shown(box).values()) == {"undefined (0/0)"}
+    c["eps"].value = 1e-5
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, 5), 2.0, 1.0, 1e-5)
+    c["x"].value = "nonsense"
+    assert "at least two finite numbers" in box.lnw_readout.value
+
+
+def test_live_depth_responds(live):
+    box = explore.depth_explorer()
+    c = box.lnw_controls
+    assert _shown(box)["pre"] == "13.7858"
+    c["post_factor"].value = 0.8
+    c["depth"].value = 12
+    assert _shown(box)["post"] == explore.format_readout(gradient_factor(0.8, 12))
+    lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines() if line.get_gid()}
+    np.testing.assert_allclose(lines["post"].get_ydata(), 0.8 ** np.arange(1, 129))
+    assert box.lnw_figure.axes[0].get_yscale() == "log"
+    c["branch"].value = 0.1
+    lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines() if line.get_gid()}
+    np.testing.assert_allclose(lines["pre"].get_ydata(), (1 + c["branch"].value) ** np.arange(1, 129))
+    assert _shown(box)["pre"] == explore.format_readout(gradient_factor(1 + c["branch"].value, 12))
+
+
+def test_live_residual_responds(live):
+    box = explore.residual_explorer()
+    c = box.lnw_controls
+    assert _shown(box) == {"variance": "24", "std": "4.89898"}
+    c["n"].value = 96
+    c["branch_variance"].value = 4.0
+    assert _shown(box) == explore.residual_readouts(96, 4.0)
+    (line,) = [l for l in box.lnw_figure.axes[0].get_lines() if l.get_gid() == "std"]
+    np.testing.assert_allclose(line.get_ydata(), np.sqrt(4.0 * np.arange(1, 257)))
