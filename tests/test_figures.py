@@ -1,0 +1,254 @@
+"""Tests for lnworked.figures: house style, rendering, and that plotted data are the library's."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from matplotlib import _pylab_helpers
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+
+from lnworked import figures
+from lnworked.depth import gradient_factors, residual_std, residual_variance_monte_carlo
+from lnworked.examples import get_example
+from lnworked.norms import layer_norm
+
+FIGURE_FUNCTIONS = [
+    "block_diagrams", "post_ln_bars", "pre_ln_bars", "identity_path_diagram", "gradient_over_depth",
+    "residual_growth", "block_jacobian_singular_values", "epsilon_effect", "errata_chart",
+]
+
+_CACHE: dict = {}
+
+
+def build(name: str) -> Figure:
+    """Each default figure is built once per test session (some take a second)."""
+    if name not in _CACHE:
+        _CACHE[name] = getattr(figures, name)()
+    return _CACHE[name]
+
+
+def by_gid(ax, gid):
+    artists = [*ax.lines, *ax.patches]
+    return [a for a in artists if a.get_gid() == gid]
+
+
+def bar_heights(ax, gid="bars"):
+    return np.array([p.get_height() for p in by_gid(ax, gid)])
+
+
+# --- House style ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", FIGURE_FUNCTIONS)
+def test_figure_house_style_and_png(name):
+    managers_before = _pylab_helpers.Gcf.get_num_fig_managers()
+    fig = build(name)
+    assert isinstance(fig, Figure)
+    assert to_rgba(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
+    assert fig.patch.get_alpha() in (None, 1.0)
+    assert any(ax.get_title() for ax in fig.axes), "no axes has a title"
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    assert buffer.getvalue().startswith(b"\x89PNG")
+    assert fig._repr_png_().startswith(b"\x89PNG")
+    assert _pylab_helpers.Gcf.get_num_fig_managers() == managers_before, "a pyplot figure leaked"
+
+
+def test_new_figure_shapes_and_palette():
+    fig, ax = figures.new_figure(4, 3)
+    assert not isinstance(ax, np.ndarray) and ax.figure is fig
+    fig, axes = figures.new_figure(6, 3, ncols=3)
+    assert axes.shape == (3,)
+    fig, axes = figures.new_figure(6, 6, ncols=2, nrows=2)
+    assert axes.shape == (4,)
+    for role in ("sublayer", "highway", "add", "norm", "identity", "violet", "orange", "magenta", "navy", "blue"):
+        to_rgba(figures.PALETTE[role])
+
+
+# --- Diagrams --------------------------------------------------------------------------
+
+
+def box_bounds(patch):
+    if hasattr(patch, "get_radius"):
+        (x, y), r = patch.center, patch.get_radius()
+        return x - r, x + r, y - r, y + r
+    return patch.get_x(), patch.get_x() + patch.get_width(), patch.get_y(), patch.get_y() + patch.get_height()
+
+
+def inside(point, bounds, tol=1e-9):
+    x, y = point
+    x0, x1, y0, y1 = bounds
+    return x0 - tol <= x <= x1 + tol and y0 - tol <= y <= y1 + tol
+
+
+def strictly_crosses(points, bounds, shrink=0.02):
+    """Does the polyline pass through the interior of the box (sampled densely)?"""
+    x0, x1, y0, y1 = bounds
+    inner = (x0 + shrink, x1 - shrink, y0 + shrink, y1 - shrink)
+    for a, b in zip(points[:-1], points[1:]):
+        for t in np.linspace(0, 1, 400):
+            if inside(np.add(a, t * np.subtract(b, a)), inner, tol=0):
+                return True
+    return False
+
+
+def test_block_diagrams_highway_enters_ln_in_post_and_bypasses_in_pre():
+    post, pre = build("block_diagrams").axes
+    assert "Post-LN" in post.get_title() and "Pre-LN" in pre.get_title()
+    for ax in (post, pre):
+        assert len(by_gid(ax, "box-norm")) == len(by_gid(ax, "box-sublayer")) == len(by_gid(ax, "box-add")) == 1
+    # Post-LN: the highway ends on the LayerNorm box.
+    (highway,) = by_gid(post, "highway")
+    points = list(zip(*highway.get_data()))
+    assert inside(points[-1], box_bounds(by_gid(post, "box-norm")[0]))
+    assert not strictly_crosses(points, box_bounds(by_gid(post, "box-sublayer")[0]))
+    # Pre-LN: the highway ends on the add and crosses neither LN nor F.
+    (highway,) = by_gid(pre, "highway")
+    points = list(zip(*highway.get_data()))
+    assert inside(points[-1], box_bounds(by_gid(pre, "box-add")[0]))
+    for gid in ("box-norm", "box-sublayer"):
+        assert not strictly_crosses(points, box_bounds(by_gid(pre, gid)[0]))
+    add_y = by_gid(pre, "box-add")[0].center[1]
+    assert all(y <= add_y + 1e-9 for _, y in points), "the Pre-LN highway goes straight up into the add"
+
+
+@pytest.mark.parametrize("layers", [1, 4])
+def test_identity_path_diagram(layers):
+    fig = build("identity_path_diagram") if layers == 4 else figures.identity_path_diagram(layers)
+    pre, post = fig.axes
+    (identity,) = by_gid(pre, "identity")
+    xs, ys = identity.get_data()
+    assert set(np.asarray(xs, float)) == {0.0}
+    assert min(ys) <= min(box_bounds(b)[2] for b in by_gid(pre, "box-norm"))
+    assert max(ys) >= max(box_bounds(b)[3] for b in by_gid(pre, "box-add"))
+    assert len(by_gid(pre, "box-norm")) == len(by_gid(post, "box-norm")) == layers
+    # Pre-Norm: no N box on the identity line; Post-Norm: every N box sits on the stream.
+    assert not any(box_bounds(b)[0] <= 0 <= box_bounds(b)[1] for b in by_gid(pre, "box-norm"))
+    assert all(box_bounds(b)[0] < 0 < box_bounds(b)[1] for b in by_gid(post, "box-norm"))
+    assert not by_gid(post, "identity")
+
+
+# --- Seed 004's bar charts --------------------------------------------------------------
+
+
+def step(example, label):
+    return dict((name, value) for name, value in example.steps)[label]
+
+
+def mean_label(ax):
+    return [t.get_text() for t in ax.texts if t.get_text().startswith("mean=")]
+
+
+def test_post_ln_bars_are_ex1():
+    example = get_example("004-ex1")
+    left, right = build("post_ln_bars").axes
+    np.testing.assert_allclose(bar_heights(left), step(example, "z = x + F(x)"))
+    np.testing.assert_allclose(bar_heights(right), example.computed)
+    (mean_line,) = by_gid(left, "mean")
+    assert mean_line.get_ydata()[0] == pytest.approx(np.mean(step(example, "z = x + F(x)")))
+    assert mean_label(left) == ["mean=4"]
+    assert by_gid(right, "mean")[0].get_ydata()[0] == pytest.approx(0.0)
+    assert mean_label(right) == ["mean=0"]
+
+
+def test_pre_ln_bars_are_ex2():
+    example = get_example("004-ex2")
+    axes = build("pre_ln_bars").axes
+    assert len(axes) == 3
+    for ax, values in zip(axes, (example.inputs["x"], step(example, "LN(x)"), example.computed)):
+        np.testing.assert_allclose(bar_heights(ax), values)
+        assert by_gid(ax, "mean")[0].get_ydata()[0] == pytest.approx(np.mean(values), abs=1e-12)
+    assert mean_label(axes[2]) == ["mean=4"]
+
+
+# --- Depth -------------------------------------------------------------------------------
+
+
+def test_gradient_over_depth_lines_are_gradient_factors():
+    fig = figures.gradient_over_depth(pre_factor=1.3, post_factor=0.6, layers=30, marks=(3, 24, 96))
+    (ax,) = fig.axes
+    assert ax.get_yscale() == "log"
+    for label, factor in (("Pre-LN", 1.3), ("Post-LN", 0.6)):
+        (line,) = by_gid(ax, f"line-{label}")
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, 31))
+        np.testing.assert_allclose(line.get_ydata(), gradient_factors(factor, 30), rtol=1e-15)
+        marks = by_gid(ax, f"mark-{label}")
+        assert [m.get_xdata()[0] for m in marks] == [3, 24]  # 96 lies beyond 30 layers
+        assert [m.get_ydata()[0] for m in marks] == pytest.approx([factor**3, factor**24])
+    labels = {t.get_text() for t in ax.texts}
+    assert {"2.2", "0.216"} <= labels  # 1.3^3 = 2.197, 0.6^3 = 0.216 to 3 significant figures
+
+
+def test_residual_growth_is_the_library():
+    fig = figures.residual_growth(max_additions=30, branch_variance=2.0, samples=500, seed=3)
+    (ax,) = fig.axes
+    (analytic,) = by_gid(ax, "pre-analytic")
+    np.testing.assert_allclose(analytic.get_ydata(), [residual_std(n, 2.0) for n in range(1, 31)])
+    (points,) = by_gid(ax, "pre-monte-carlo")
+    expected = [np.sqrt(residual_variance_monte_carlo(int(n), 2.0, 500, 3)) for n in points.get_xdata()]
+    np.testing.assert_allclose(points.get_ydata(), expected)
+    assert points.get_xdata()[0] == 1 and points.get_xdata()[-1] == 30
+    (post,) = by_gid(ax, "post")
+    np.testing.assert_allclose(post.get_ydata(), 1.0, atol=1e-4)
+
+
+# --- Jacobians ---------------------------------------------------------------------------
+
+
+def test_jacobian_singular_value_samples():
+    pre, post, sigma = figures.jacobian_singular_value_samples(d=8, samples=50, seed=1)
+    assert pre.shape == post.shape == (50, 8) and sigma.shape == (50,)
+    near_zero = post < 1e-4 * post[:, :1]
+    assert np.all(near_zero.sum(axis=1) == 2), "LN removes exactly the mean and scale directions"
+    assert pre.min() > 1e-3
+    assert np.median(pre) == pytest.approx(1.0, abs=0.25)
+    # Post-LN's largest singular value shrinks as sigma grows: strongly anti-correlated.
+    assert np.corrcoef(np.log(sigma), np.log(post[:, 0]))[0, 1] < -0.8
+
+
+def test_block_jacobian_singular_values_histogram_counts():
+    fig = build("block_jacobian_singular_values")
+    hist = fig.axes[0]
+    counts_pre = sum(p.get_height() for p in by_gid(hist, "hist-pre"))
+    counts_post = sum(p.get_height() for p in by_gid(hist, "hist-post"))
+    assert counts_pre == counts_post == 200 * 16
+    assert any("2 near-zero" in t.get_text() for t in hist.texts)
+
+
+# --- epsilon -----------------------------------------------------------------------------
+
+
+def test_epsilon_effect_lines_are_layer_norm():
+    (ax,) = build("epsilon_effect").axes
+    assert ax.get_xscale() == "log"
+    pattern = layer_norm(np.array([-3.0, -1.0, 1.0, 3.0]), eps=0)
+    for eps in (0.0, 1e-5, 1e-2):
+        (line,) = by_gid(ax, f"eps-{eps:g}")
+        s, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert np.all(s > 0) and np.all(np.isfinite(y))
+        expected = np.max(np.abs(layer_norm(5.0 + s[:, None] * pattern, eps=eps)), axis=-1)
+        np.testing.assert_allclose(y, expected)
+        if eps == 0:
+            np.testing.assert_allclose(y, np.max(np.abs(pattern)), rtol=1e-6)
+        else:
+            assert y[0] < 1e-3 * y[-1], "with eps > 0 the output fades as the spread goes to 0"
+
+
+# --- Errata ------------------------------------------------------------------------------
+
+
+def test_errata_chart_bars_are_seed_and_library_values():
+    fig = build("errata_chart")
+    rows = figures.numeric_errata()
+    ids = {example.id for example, _, _ in rows}
+    assert {"001-twenty-four-layers", "004-ex7"} <= ids
+    titled = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in titled] == [example.id for example, _, _ in rows]
+    for ax, (example, stated, computed) in zip(titled, rows):
+        assert example.agrees is False
+        np.testing.assert_allclose(bar_heights(ax, "seed"), np.ravel(example.stated))
+        np.testing.assert_allclose(bar_heights(ax, "library"), np.ravel(example.computed))
+    assert dict(zip([a.get_title() for a in titled], [a.get_yscale() for a in titled]))["004-ex7"] == "log"
