@@ -1,0 +1,118 @@
+"""The practice chapter (book/chapters/07_practice.ipynb), the live checker and the
+instructor switch that builds the book without solutions."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+
+from lnworked.practice import FAMILIES, variant
+from lnworked.practice.bookconfig import main as bookconfig_main
+from lnworked.practice.bookconfig import without_solutions
+from lnworked.practice.widget import answer_checker
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = ROOT / "book" / "chapters" / "07_practice.ipynb"
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    return nbformat.read(CHAPTER, as_version=4)
+
+
+def test_chapter_is_committed_clean(notebook):
+    nbformat.validate(notebook)
+    assert notebook.metadata.kernelspec.name == "python3"
+    first, second = notebook.cells[:2]
+    assert first.cell_type == "code" and "remove-cell" in first.metadata.get("tags", [])
+    assert first.source == "# colab-install (filled in by tools/sync_notebooks.py)" or "pip" in first.source
+    assert second.cell_type == "code" and "import" in second.source
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+def test_every_family_is_an_exercise_with_a_collapsed_solution(notebook):
+    markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    for name in FAMILIES:
+        label = f"ex-{name.replace('_', '-')}"
+        assert re.search(rf"::::{{exercise}}[^\n]*\n:label: {label}\n\n```{{glue:md}} {name}-statement", markdown)
+        assert re.search(
+            rf"::::{{solution}} {label}\n:class: dropdown\n\n```{{glue:md}} {name}-solution", markdown
+        )
+
+
+def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monkeypatch):
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    nb = nbformat.from_dict(notebook)
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(CHAPTER.parent)}}).execute()
+    glued = {}
+    printed = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            scrapbook = output.get("metadata", {}).get("scrapbook", {})
+            if scrapbook.get("name"):
+                glued[scrapbook["name"]] = output["data"][scrapbook["mime_prefix"] + "text/markdown"]
+            if "text/markdown" in output.get("data", {}):
+                printed.append(output["data"]["text/markdown"])
+    seed_cell = next(c.source for c in nb.cells if "BOOK_SEED =" in c.source)
+    seed = int(re.search(r"BOOK_SEED = (\d+)", seed_cell).group(1))
+    for name in FAMILIES:
+        problem = variant(seed, "book", name)
+        assert glued[f"{name}-statement"] == problem.statement
+        assert glued[f"{name}-solution"].startswith(problem.solution)
+        assert problem.answer.text in glued[f"{name}-solution"]
+    assert any("answer checker appears here" in text for text in printed)
+    assert not any("widget-view" in str(c.get("outputs")) for c in nb.cells)
+
+
+def test_live_checker_gives_feedback():
+    problems = {name: variant(5, "book", name) for name in ("residual_growth", "identity_path")}
+    box = answer_checker(problems)
+    menu, row, result = box.children
+    text, button = row.children
+    menu.value = "residual_growth"
+    text.value = problems["residual_growth"].answer.text
+    button.click()
+    assert "correct" in result.value and "✔" in result.value
+    text.value = "__import__('os')"
+    assert "could not read" in result.value and "✘" in result.value
+    menu.value = "identity_path"
+    assert result.value == ""
+    text.value = "Z"
+    button.click()
+    assert "one letter" in result.value
+
+
+def test_instructor_config_hides_solutions_and_keeps_the_rest(tmp_path):
+    source = ROOT / "book" / "_config.yml"
+    original = yaml.safe_load(source.read_text())
+    target = tmp_path / "nested" / "_config_no_solutions.yml"
+    assert bookconfig_main([str(source), str(target)]) == 0
+    derived = yaml.safe_load(target.read_text())
+    assert derived["sphinx"]["config"]["hide_solutions"] is True
+    assert {k: v for k, v in derived.items() if k != "sphinx"} == {k: v for k, v in original.items() if k != "sphinx"}
+    for name, path in (derived["sphinx"].get("local_extensions") or {}).items():
+        assert os.path.isabs(path) and Path(path) == (source.parent / original["sphinx"]["local_extensions"][name]).resolve()
+    assert "hide_solutions" not in (original["sphinx"].get("config") or {})
+
+
+def test_without_solutions_does_not_change_its_input():
+    config = {"title": "t", "sphinx": {"config": {"a": 1}, "local_extensions": {"ext": "_ext"}}}
+    derived = without_solutions(config, "/book")
+    assert config == {"title": "t", "sphinx": {"config": {"a": 1}, "local_extensions": {"ext": "_ext"}}}
+    assert derived["sphinx"]["config"] == {"a": 1, "hide_solutions": True}
+    assert derived["sphinx"]["local_extensions"] == {"ext": str(Path("/book/_ext").resolve())}
+    assert without_solutions({})["sphinx"]["config"] == {"hide_solutions": True}
+
+
+def test_bookconfig_reports_a_missing_file(tmp_path, capsys):
+    assert bookconfig_main([str(tmp_path / "missing.yml"), str(tmp_path / "out.yml")]) == 2
+    assert "bookconfig:" in capsys.readouterr().err
