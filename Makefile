@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HTML   := book/_build/html/index.html
 
+SHELL  := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 .PHONY: book test setup clean
 
 setup: $(STAMP)
@@ -18,7 +21,8 @@ $(STAMP): pyproject.toml
 
 # Executes every chapter; warnings and cell errors fail the build.
 book: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book -n -W --keep-going
+	mkdir -p book/_build
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book -n -W --keep-going 2>&1 | tee book/_build/build.log
 	@echo "The book is at $(CURDIR)/$(HTML)"
 
 test: book
