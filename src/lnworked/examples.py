@@ -168,8 +168,8 @@ def seed001_twenty_four_layers() -> Example:
         "001-twenty-four-layers", "001", "Twenty-four layers at 0.6 per layer",
         {"per_layer": 0.6, "layers": 24}, value, "0.0000022",
         steps=[("log10(0.6^24) = 24 log10 0.6", 24 * math.log10(0.6)), ("0.6^24", value)],
-        note="0.6^24 is about 4.7e-6, not 2.2e-6 (2.2e-6 would be about 0.6^25.5). The conclusion "
-             "(effectively zero) stands.",
+        note=f"0.6^24 is about {value:.2g}, not 2.2e-6 (2.2e-6 would be 0.6^{math.log(2.2e-6) / math.log(0.6):.1f}). "
+             "The conclusion (effectively zero) stands.",
     )
 
 
@@ -270,7 +270,7 @@ def ex2_pre_ln_forward() -> Example:
         "004-ex2", "004", "Ex 2: the same numbers through Pre-LN",
         {"x": _X, "F": "identity", "eps": 0}, out, ["-0.3416", "2.5528", "5.4472", "8.3416"],
         steps=[*_stats(_X), ("LN(x)", normed), ("x_out = x + LN(x)", out), ("output mean", float(np.mean(out)))],
-        note="The seed's \"σ = 5\" and \"/5\" are √5 ≈ 2.2360679 with the root sign lost in extraction; "
+        note=f"The seed's \"σ = 5\" and \"/5\" are √5 ≈ {math.sqrt(5):.7f} with the root sign lost in extraction; "
              "its decimals use √5 and are right.",
     )
 
@@ -345,7 +345,7 @@ def ex5_plus_one_highway() -> Example:
         ["1.3", "13.7858", "0.65", "0.013462", "74"],
         steps=[("Pre-LN per layer 1 + 0.3", pre), ("1.3^10", pre10), ("Post-LN per layer 0.5 × 1.3", post),
                ("0.65^10", post10), ("shrink 1 / 0.65^10", 1 / post10)],
-        note="\"0.013462...\" is truncated; 0.65^10 = 0.0134627 agrees.",
+        note=f"\"0.013462...\" is truncated; 0.65^10 = {post10:.7f} agrees.",
     )
 
 
@@ -372,7 +372,7 @@ def ex7_ninety_six_layers() -> Example:
         {"per_layer": 0.65, "layers": 96}, value, "1.9e-18",
         steps=[("96 log10 0.65", 96 * math.log10(0.65)), ("0.65^96", value),
                ("Pre-LN per-layer 1.3 over 96 layers", gradient_factor(1.3, 96))],
-        note="0.65^96 ≈ 1.1e-18, not 1.9e-18. The decision (Pre-LN) stands.",
+        note=f"0.65^96 ≈ {value:.2g}, not 1.9e-18. The decision (Pre-LN) stands.",
     )
 
 
