@@ -97,6 +97,7 @@ def test_moodle_xml_has_what_the_importer_needs(made):
             assert len(answers) == 4
             assert [a.get("fraction") for a in answers].count("100") == 1
             assert q.findtext("single") == "true"
+            assert "<strong>A.</strong>" not in q.findtext("questiontext/text")  # options are the answers
         else:
             fields = re.findall(r"\{1:NUMERICAL:=([-0-9.e+]+):([0-9.e+-]+)\}", q.findtext("questiontext/text"))
             assert len(fields) == 4

@@ -21,10 +21,6 @@ from lnworked.symbolic import exact, layer_norm_exact
 SEEDS = range(25)
 
 
-def exact_vector(problem_value):
-    return np.array(problem_value, dtype=float)
-
-
 def sympy_floats(matrix) -> np.ndarray:
     return np.array([float(sp.N(v, 30)) for v in matrix])
 

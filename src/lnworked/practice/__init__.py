@@ -8,8 +8,19 @@ Quick use::
     print(p.statement); check_answer(p.answer, "(1, -1, 1, -1)")
 """
 
+from lnworked.practice.answers import check_answer, parse_answer
 from lnworked.practice.families import FAMILIES, get_family
 from lnworked.practice.problem import Answer, Problem
 from lnworked.practice.variants import assignment_slots, make_assignment, variant
 
-__all__ = ["FAMILIES", "get_family", "Answer", "Problem", "variant", "make_assignment", "assignment_slots"]
+__all__ = [
+    "FAMILIES",
+    "get_family",
+    "Answer",
+    "Problem",
+    "variant",
+    "make_assignment",
+    "assignment_slots",
+    "check_answer",
+    "parse_answer",
+]

@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from lnworked.practice.families import EXPORTS, FAMILIES
-from lnworked.practice.problem import TOLERANCE_RULE, Problem, letter
+from lnworked.practice.problem import TOLERANCE_RULE, Problem
 from lnworked.practice.markup import markdown_to_html
 
 __all__ = [

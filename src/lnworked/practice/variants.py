@@ -4,6 +4,8 @@ The random generator of a variant is seeded with the SHA-256 digest of
 ``["lnworked-practice-v1", seed, student, family, copy]`` written as JSON, so it depends on
 nothing else: not on the roster, its order, the other families chosen, or Python's
 per-process ``hash()`` salt. Changing the salt string invalidates every old key.
+A NumPy release that changed the ``Generator`` streams would change new variants too, but
+grading never regenerates them: ``key.json`` stores every variant's answer.
 """
 
 from __future__ import annotations
