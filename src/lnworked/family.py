@@ -1,0 +1,479 @@
+"""The wider family of norm placements, and a random deep stack that shows what each does.
+
+Every block maps the residual stream ``x`` (last axis = features) to the next one; ``N`` is
+a norm from :data:`lnworked.norms.NORMS` (``"layer"`` or ``"rms"``) and ``F`` a sublayer
+with ``__call__`` and ``jacobian`` (:class:`lnworked.blocks.MLP`)::
+
+    Post-LN      x + F(x)  -> N(x + F(x))               Vaswani et al. 2017   (blocks.post_ln)
+    Pre-LN       x -> x + F(N(x))                       Xiong et al. 2020     (blocks.pre_ln)
+    DeepNorm     x -> N(alpha x + F_beta(x))            Wang et al. 2022
+    Sandwich     x -> x + N_out(F(N_in(x)))             Ding et al. 2021 (CogView "Sandwich-LN");
+                                                        Kim et al. 2025 ("Peri-LN")
+    NormFormer   x -> x + W2 N_mid(gelu(W1 N(x) + b1)) + b2   (FFN branch)
+                 x -> x + N_out(F(N(x)))                      (attention-like branch)
+                                                        Shleifer, Weston and Ott 2021
+    RMSNorm      Pre-LN with N = RMSNorm                Zhang and Sennrich 2019
+    Final norm   y = N_final(x_L) after a Pre-LN stack  (GPT-2, Radford et al. 2019, and most
+                                                        Pre-LN language models)
+
+Block Jacobians (``J_N`` evaluated at the norm's input, ``J_F`` at the sublayer's input)::
+
+    DeepNorm     J = J_N(alpha x + F(x)) (alpha I + J_F(x))
+    Sandwich     J = I + J_Nout(F(N_in x)) J_F(N_in x) J_Nin(x)
+    NormFormer   J = I + W2 J_Nmid(a) diag(gelu'(z)) W1 J_N(x),  z = W1 N(x) + b1,  a = gelu(z)
+    Final norm   J = J_Nfinal(x_L)
+
+DeepNorm constants (Wang et al. 2022, Fig. 2 / Table 1; the same numbers are in the
+authors' ``torchscale`` code): for an N-layer encoder-only (or M-layer decoder-only) model,
+``alpha = (2N)^(1/4)`` and the sublayer weights (FFN ``fc1``/``fc2``, attention ``v_proj`` and
+``out_proj``) are initialised Xavier-normal and then multiplied by ``beta = (8N)^(-1/4)``.
+Every entry of the paper's table has the form ``alpha = S^(1/4)``, ``beta = (4S)^(-1/4)`` with
+``S`` the number of residual sublayers (``2N`` for encoder-only or decoder-only, ``3M`` for
+the decoder of an encoder-decoder model); :func:`deepnorm_constants` takes
+``sublayers_per_layer`` for that reason. Our toy stack has **one** MLP sublayer per layer, so
+it uses ``S = L``: ``alpha = L^(1/4)``, ``beta = (4L)^(-1/4)`` (our reading of the table, not a
+number the paper prints for an MLP-only stack).
+
+NormFormer simplification: NormFormer adds to Pre-LN (i) a LayerNorm on the attention
+output before the residual addition, (ii) head-wise scaling of the attention output and
+(iii) a LayerNorm after the FFN's first activation. The toy stack has no attention, so the
+NormFormer variant there is the FFN branch with the mid-FFN norm (iii) only; the
+attention-like form ``x + N(F(N(x)))`` (i) is :func:`normformer` with ``branch="attention"``
+and coincides with the sandwich block. Head scaling (ii) and NormFormer's optional
+residual scaling are omitted.
+
+:func:`stack_profile` builds one seeded random stack per variant (the *same* sublayer
+weights for every variant, DeepNorm's scaled by ``beta``), runs it forward and records the
+stream's RMS after each layer and the norm of the gradient that a fixed random linear
+readout ``w . y_l`` of depth ``l`` sends back to the stack input ``x_0``. The gradient is the
+product of the analytic block Jacobians; the tests check it against ``jax.jacfwd`` of the
+whole stack. :func:`family_table` summarises the variants at one depth.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lnworked.blocks import MLP, _gelu, _gelu_derivative, _norm, post_ln, post_ln_jacobian, pre_ln, pre_ln_jacobian
+from lnworked.norms import DEFAULT_EPS
+from lnworked.validation import array_module, as_array, check_depth, check_positive
+
+__all__ = [
+    "deepnorm_constants",
+    "deepnorm",
+    "deepnorm_jacobian",
+    "sandwich",
+    "sandwich_jacobian",
+    "normformer",
+    "normformer_jacobian",
+    "final_norm",
+    "final_norm_jacobian",
+    "Variant",
+    "VARIANTS",
+    "StackProfile",
+    "stack_profile",
+    "stack_sublayers",
+    "family_table",
+    "format_family_table",
+]
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def deepnorm_constants(layers: int, sublayers_per_layer: int = 2) -> tuple[float, float]:
+    """DeepNorm's ``(alpha, beta)`` (Wang et al. 2022) for ``layers`` layers.
+
+    With ``S = layers * sublayers_per_layer`` residual sublayers, ``alpha = S^(1/4)`` and
+    ``beta = (4 S)^(-1/4)``. The default ``sublayers_per_layer=2`` (attention + FFN) gives the
+    paper's encoder-only / decoder-only constants ``alpha = (2N)^(1/4)``, ``beta = (8N)^(-1/4)``;
+    ``3`` gives those of the decoder in an encoder-decoder model, ``(3M)^(1/4)`` and
+    ``(12M)^(-1/4)``. The toy stack (one MLP per layer) uses ``1``.
+    """
+    layers = check_depth(layers, "layers")
+    sublayers_per_layer = check_depth(sublayers_per_layer, "sublayers_per_layer")
+    total = layers * sublayers_per_layer
+    return total**0.25, (4 * total) ** -0.25
+
+
+def deepnorm(x, sublayer, alpha: float, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """DeepNorm block ``N(alpha x + F(x))`` (Wang et al. 2022); ``alpha = 1`` is Post-LN.
+
+    The sublayer is expected to carry DeepNorm's down-scaled initialisation (weights
+    multiplied by ``beta``, see :func:`deepnorm_constants`); this function only applies
+    the up-weighted residual.
+    """
+    x = as_array(x, "x")
+    alpha = check_positive(alpha, "alpha")
+    return _norm(norm)[0](alpha * x + sublayer(x), eps=eps)
+
+
+def deepnorm_jacobian(x, sublayer, alpha: float, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """Analytic ``J_N(alpha x + F(x)) (alpha I + J_F(x))``, shape ``(..., d, d)``."""
+    x = as_array(x, "x")
+    alpha = check_positive(alpha, "alpha")
+    jacobian_n = _norm(norm)[1](alpha * x + sublayer(x), eps=eps)
+    return jacobian_n @ (alpha * np.eye(x.shape[-1]) + sublayer.jacobian(x))
+
+
+def sandwich(x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """Sandwich / Peri-LN block ``x + N_out(F(N_in(x)))``.
+
+    A norm on both sides of the branch (Ding et al. 2021, CogView's "Sandwich-LN";
+    Kim et al. 2025, "Peri-LN"): the identity path is kept and every write into the
+    stream has the norm's scale (RMS about 1 with unit gain), whatever the sublayer's
+    weights. ``N_in`` and ``N_out`` are separate norms; with the default unit gain and
+    zero shift they compute the same function.
+    """
+    x = as_array(x, "x")
+    normalize = _norm(norm)[0]
+    return x + normalize(sublayer(normalize(x, eps=eps)), eps=eps)
+
+
+def sandwich_jacobian(x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """Analytic ``I + J_Nout(F(N_in x)) J_F(N_in x) J_Nin(x)``."""
+    x = as_array(x, "x")
+    normalize, jacobian = _norm(norm)
+    u = normalize(x, eps=eps)
+    branch = jacobian(sublayer(u), eps=eps) @ sublayer.jacobian(u) @ jacobian(x, eps=eps)
+    return np.eye(x.shape[-1]) + branch
+
+
+_BRANCHES = ("ffn", "attention")
+
+
+def _check_branch(branch, sublayer):
+    if branch not in _BRANCHES:
+        raise ValueError(f"branch: must be one of {list(_BRANCHES)}, got {branch!r}")
+    if branch == "ffn" and not isinstance(sublayer, MLP):
+        raise ValueError(
+            f"sublayer: the NormFormer FFN branch needs an MLP (it normalises the hidden "
+            f"activation), got {type(sublayer).__name__}; use branch='attention' for x + N(F(N(x)))"
+        )
+
+
+def normformer(x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS, branch: str = "ffn"):
+    """NormFormer block (Shleifer, Weston and Ott 2021): Pre-LN plus an extra norm in the branch.
+
+    ``branch="ffn"`` (the default, for an :class:`~lnworked.blocks.MLP` sublayer)::
+
+        x + W2 N_mid(gelu(W1 N(x) + b1)) + b2        (N_mid over the hidden units)
+
+    ``branch="attention"`` (the post-attention norm, any sublayer)::
+
+        x + N_out(F(N(x)))                           (the same function as :func:`sandwich`)
+
+    Head-wise scaling and residual scaling from the paper are omitted.
+    """
+    x = as_array(x, "x")
+    _check_branch(branch, sublayer)
+    normalize = _norm(norm)[0]
+    u = normalize(x, eps=eps)
+    if branch == "attention":
+        return x + normalize(sublayer(u), eps=eps)
+    xp = array_module(u)
+    hidden = _gelu(u @ np.asarray(sublayer.W1).T + sublayer.b1, xp)
+    return x + normalize(hidden, eps=eps) @ np.asarray(sublayer.W2).T + sublayer.b2
+
+
+def normformer_jacobian(x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS, branch: str = "ffn"):
+    """Analytic Jacobian of :func:`normformer`.
+
+    FFN branch: ``I + W2 J_Nmid(a) diag(gelu'(z)) W1 J_N(x)`` with ``z = W1 N(x) + b1``,
+    ``a = gelu(z)``; attention branch: that of :func:`sandwich_jacobian`.
+    """
+    x = as_array(x, "x")
+    _check_branch(branch, sublayer)
+    if branch == "attention":
+        return sandwich_jacobian(x, sublayer, norm, eps)
+    normalize, jacobian = _norm(norm)
+    u = normalize(x, eps=eps)
+    W1, W2 = np.asarray(sublayer.W1), np.asarray(sublayer.W2)
+    z = u @ W1.T + sublayer.b1
+    slope = _gelu_derivative(z, np)
+    mid = jacobian(_gelu(z, np), eps=eps)
+    branch_jac = W2 @ mid @ (slope[..., :, None] * W1) @ jacobian(x, eps=eps)
+    return np.eye(x.shape[-1]) + branch_jac
+
+
+def final_norm(x, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """The final norm ``N_final(x_L)`` applied once after a Pre-LN stack, before the head.
+
+    Zero-homogeneous up to ``eps``: ``N(c x) = N(x)`` for ``c > 0`` (exactly when ``eps = 0``),
+    so inflating the last stream cannot inflate the logits.
+    """
+    x = as_array(x, "x")
+    return _norm(norm)[0](x, eps=eps)
+
+
+def final_norm_jacobian(x, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """``J_Nfinal(x_L)``, the norm's own Jacobian."""
+    x = as_array(x, "x")
+    return _norm(norm)[1](x, eps=eps)
+
+
+# --------------------------------------------------------------------------- variants
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One placement in the family, as the toy stack uses it.
+
+    ``block(x, sublayer, layers)`` and ``jacobian(x, sublayer, layers)`` take the total depth
+    because DeepNorm's constant depends on it; ``final`` names the norm applied once at the
+    end (or ``None``); ``identity_path`` says whether the stream reaches the next layer
+    untransformed (a term ``I`` in the block Jacobian).
+    """
+
+    name: str
+    label: str
+    formula: str
+    source: str
+    norm: str
+    identity_path: bool
+    final: str | None = None
+    branch_scale_factor: object = None  # callable layers -> factor on the sublayer init, or None
+    block: object = field(default=None, repr=False)
+    jacobian: object = field(default=None, repr=False)
+
+
+def _deepnorm_alpha(layers):
+    return deepnorm_constants(layers, sublayers_per_layer=1)[0]
+
+
+def _deepnorm_beta(layers):
+    return deepnorm_constants(layers, sublayers_per_layer=1)[1]
+
+
+def _make_variants():
+    def fixed(block_fn, jac_fn, norm):
+        return (lambda x, f, layers: block_fn(x, f, norm)), (lambda x, f, layers: jac_fn(x, f, norm))
+
+    specs = []
+    block, jac = fixed(post_ln, post_ln_jacobian, "layer")
+    specs.append(Variant("post", "Post-LN", "x + F(x) -> N(x + F(x))", "Vaswani et al. 2017",
+                         "layer", False, block=block, jacobian=jac))
+    block, jac = fixed(pre_ln, pre_ln_jacobian, "layer")
+    specs.append(Variant("pre", "Pre-LN", "x + F(N(x))", "Xiong et al. 2020",
+                         "layer", True, block=block, jacobian=jac))
+    specs.append(Variant(
+        "deepnorm", "DeepNorm", "N(alpha x + F(x)), F initialised x beta", "Wang et al. 2022",
+        "layer", False, branch_scale_factor=_deepnorm_beta,
+        block=lambda x, f, layers: deepnorm(x, f, _deepnorm_alpha(layers), "layer"),
+        jacobian=lambda x, f, layers: deepnorm_jacobian(x, f, _deepnorm_alpha(layers), "layer"),
+    ))
+    block, jac = fixed(sandwich, sandwich_jacobian, "layer")
+    specs.append(Variant("sandwich", "Sandwich / Peri-LN", "x + N_out(F(N_in(x)))",
+                         "Ding et al. 2021; Kim et al. 2025", "layer", True, block=block, jacobian=jac))
+    block, jac = fixed(normformer, normformer_jacobian, "layer")
+    specs.append(Variant("normformer", "NormFormer (FFN)", "x + W2 N_mid(gelu(W1 N(x)))",
+                         "Shleifer et al. 2021", "layer", True, block=block, jacobian=jac))
+    block, jac = fixed(pre_ln, pre_ln_jacobian, "rms")
+    specs.append(Variant("pre_rms", "Pre-RMSNorm", "x + F(RMS(x))", "Zhang and Sennrich 2019",
+                         "rms", True, block=block, jacobian=jac))
+    block, jac = fixed(pre_ln, pre_ln_jacobian, "layer")
+    specs.append(Variant("pre_final", "Pre-LN + final norm", "x + F(N(x)); y = N_final(x_L)",
+                         "Radford et al. 2019 (GPT-2)", "layer", True, final="layer",
+                         block=block, jacobian=jac))
+    return {v.name: v for v in specs}
+
+
+#: Every variant by name, in display order.
+VARIANTS: dict[str, Variant] = _make_variants()
+
+
+def _variant(variant) -> Variant:
+    if isinstance(variant, Variant):
+        return variant
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: must be one of {list(VARIANTS)}, got {variant!r}")
+    return VARIANTS[variant]
+
+
+# --------------------------------------------------------------------------- the stack
+
+
+@dataclass(frozen=True)
+class StackProfile:
+    """What one random stack does, forward and backward.
+
+    ``stream_rms[l]`` is the RMS over features of the residual stream ``x_l`` for
+    ``l = 0 .. layers`` (``x_0`` is the input). ``input_grad_norm[l - 1]`` is
+    ``|| d(w . y_l) / d x_0 ||`` for ``l = 1 .. layers``: the gradient that a fixed linear
+    readout ``w`` of the stack truncated at depth ``l`` sends to the input, with
+    ``y_l = N_final(x_l)`` for a variant with a final norm and ``y_l = x_l`` otherwise.
+    ``output_rms`` is the RMS of ``y_L``, what the head would see.
+    """
+
+    variant: str
+    layers: int
+    width: int
+    seed: int
+    branch_scale: float
+    stream_rms: np.ndarray
+    input_grad_norm: np.ndarray
+    output_rms: float
+    identity_path: bool
+
+    @property
+    def final_stream_rms(self) -> float:
+        return float(self.stream_rms[-1])
+
+    @property
+    def final_input_grad_norm(self) -> float:
+        return float(self.input_grad_norm[-1])
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+MAX_LAYERS = 256
+MAX_WIDTH = 256
+
+
+def _check_stack_args(layers, width, seed, branch_scale):
+    layers = check_depth(layers, "layers")
+    if layers > MAX_LAYERS:
+        raise ValueError(f"layers: at most {MAX_LAYERS} (a toy stack), got {layers}")
+    width = _check_int(width, "width", 2)
+    if width > MAX_WIDTH:
+        raise ValueError(f"width: at most {MAX_WIDTH} (a toy stack), got {width}")
+    seed = _check_int(seed, "seed", 0)
+    branch_scale = check_positive(branch_scale, "branch_scale")
+    return layers, width, seed, branch_scale
+
+
+def _stack_inputs(layers, width, seed, branch_scale, variant: Variant):
+    """The seeded input ``x_0``, readout ``w`` and sublayers shared by all variants."""
+    rng = np.random.default_rng(seed)
+    x0 = rng.normal(size=width)
+    readout = rng.normal(size=width) / math.sqrt(width)
+    sublayer_seeds = rng.integers(0, 2**31 - 1, size=layers)
+    factor = variant.branch_scale_factor(layers) if variant.branch_scale_factor else 1.0
+    sublayers = [MLP.random(width, 4 * width, seed=int(s), scale=branch_scale * factor) for s in sublayer_seeds]
+    return x0, readout, sublayers
+
+
+def stack_sublayers(variant, layers: int, width: int = 16, seed: int = 0, branch_scale: float = 1.0):
+    """``(x_0, w, sublayers)`` of the stack :func:`stack_profile` builds (for a second route)."""
+    spec = _variant(variant)
+    layers, width, seed, branch_scale = _check_stack_args(layers, width, seed, branch_scale)
+    return _stack_inputs(layers, width, seed, branch_scale, spec)
+
+
+def _rms(v) -> float:
+    return float(np.sqrt(np.mean(np.square(v))))
+
+
+def stack_profile(variant, layers: int, width: int = 16, seed: int = 0, branch_scale: float = 1.0) -> StackProfile:
+    """Run a seeded random ``layers``-deep stack of ``variant`` blocks forward and backward.
+
+    One :meth:`MLP.random` sublayer (hidden width ``4 * width``, init scale ``branch_scale``,
+    times DeepNorm's ``beta`` for DeepNorm) per layer; the input ``x_0`` and the readout
+    ``w`` (entries ``Normal(0, 1/width)``) come from ``numpy.random.default_rng(seed)``, so
+    every variant with the same arguments sees the same input, readout and weights.
+    The gradients are products of the analytic block Jacobians,
+    ``d x_l / d x_0 = J_l ... J_1``. See :class:`StackProfile` for what is returned.
+    """
+    spec = _variant(variant)
+    layers, width, seed, branch_scale = _check_stack_args(layers, width, seed, branch_scale)
+    x, readout, sublayers = _stack_inputs(layers, width, seed, branch_scale, spec)
+    final_fn = _norm(spec.final) if spec.final else None
+
+    stream_rms = [_rms(x)]
+    grads = []
+    transport = np.eye(width)  # d x_l / d x_0
+    for sublayer in sublayers:
+        transport = spec.jacobian(x, sublayer, layers) @ transport
+        x = spec.block(x, sublayer, layers)
+        stream_rms.append(_rms(x))
+        upstream = final_fn[1](x).T @ readout if final_fn else readout
+        grads.append(float(np.linalg.norm(transport.T @ upstream)))
+    output = final_fn[0](x) if final_fn else x
+    return StackProfile(
+        variant=spec.name,
+        layers=layers,
+        width=width,
+        seed=seed,
+        branch_scale=branch_scale,
+        stream_rms=np.asarray(stream_rms),
+        input_grad_norm=np.asarray(grads),
+        output_rms=_rms(output),
+        identity_path=spec.identity_path,
+    )
+
+
+def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale: float = 1.0, variants=None) -> list[dict]:
+    """One row per variant at depth ``layers``: its formula, source and measured numbers.
+
+    Keys: ``variant``, ``label``, ``formula``, ``source``, ``identity_path``,
+    ``final_stream_rms`` (RMS of ``x_L``), ``output_rms`` (RMS of what the head sees),
+    ``input_grad_norm`` (``|| d(w . y_L) / d x_0 ||``), ``peak_stream_rms`` and
+    ``min_input_grad_norm`` (over depths ``1 .. layers``).
+    """
+    names = list(VARIANTS) if variants is None else [_variant(v).name for v in variants]
+    rows = []
+    for name in names:
+        spec = VARIANTS[name]
+        profile = stack_profile(name, layers, width, seed, branch_scale)
+        rows.append(
+            {
+                "variant": name,
+                "label": spec.label,
+                "formula": spec.formula,
+                "source": spec.source,
+                "identity_path": spec.identity_path,
+                "final_stream_rms": profile.final_stream_rms,
+                "output_rms": profile.output_rms,
+                "input_grad_norm": profile.final_input_grad_norm,
+                "peak_stream_rms": float(profile.stream_rms.max()),
+                "min_input_grad_norm": float(profile.input_grad_norm.min()),
+            }
+        )
+    return rows
+
+
+_COLUMNS = (
+    ("label", "variant"),
+    ("formula", "block"),
+    ("identity_path", "identity path"),
+    ("final_stream_rms", "RMS of x_L"),
+    ("output_rms", "RMS seen by head"),
+    ("input_grad_norm", "‖∂(w·y_L)/∂x_0‖"),
+)
+
+
+def _cell(value, digits: int) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.{digits}g}"
+    return str(value)
+
+
+def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
+    """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table."""
+    if fmt not in ("html", "markdown"):
+        raise ValueError(f"fmt: must be 'html' or 'markdown', got {fmt!r}")
+    digits = _check_int(digits, "digits", 1)
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(title for _, title in _COLUMNS) + " |",
+                 "|" + "---|" * len(_COLUMNS)]
+        for row in rows:
+            lines.append("| " + " | ".join(_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS) + " |")
+        return "\n".join(lines) + "\n"
+    import html
+
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(row[key], digits))}</td>" for key, _ in _COLUMNS) + "</tr>"
+        for row in rows
+    )
+    return f'<table class="lnworked-family-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
