@@ -8,7 +8,7 @@ HTML   := book/_build/html/index.html
 SHELL  := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: book test setup clean
+.PHONY: book book-no-solutions test setup clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,15 @@ book: $(STAMP)
 	mkdir -p book/_build
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book -n -W --keep-going 2>&1 | tee book/_build/build.log
 	@echo "The book is at $(CURDIR)/$(HTML)"
+
+# The book without exercise solutions (to publish for students):
+# HTML in book/_build/no_solutions/_build/html
+NOSOL_CONFIG := book/_build/_config_no_solutions.yml
+book-no-solutions: $(STAMP)
+	mkdir -p book/_build
+	$(PY) -m lnworked.practice.bookconfig book/_config.yml $(NOSOL_CONFIG)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book --config $(NOSOL_CONFIG) --path-output book/_build/no_solutions -n -W --keep-going
+	@echo "The book without solutions is at $(CURDIR)/book/_build/no_solutions/_build/html/index.html"
 
 test: book
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n 2 -q
