@@ -380,3 +380,31 @@ def test_block_validation(setup):
 def test_module_exports():
     for name in family.__all__:
         assert hasattr(family, name)
+
+
+# ----------------------------------------------------------------- the figure (figures.family_profiles)
+
+
+def test_family_profiles_figure():
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+
+    from lnworked.figures import family_profiles
+
+    layers, width, seed = 10, 8, 3
+    fig = family_profiles(layers=layers, width=width, seed=seed)
+    assert isinstance(fig, Figure)
+    assert to_rgba(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
+    assert fig.patch.get_alpha() in (None, 1.0)
+    lines = {line.get_gid(): line for ax in fig.axes for line in ax.get_lines() if line.get_gid()}
+    for name, spec in VARIANTS.items():
+        p = stack_profile(name, layers, width=width, seed=seed)
+        np.testing.assert_array_equal(lines[f"grad-{name}"].get_ydata(), p.input_grad_norm)
+        np.testing.assert_array_equal(lines[f"grad-{name}"].get_xdata(), np.arange(1, layers + 1))
+        if spec.final:
+            assert lines[f"head-{name}"].get_ydata()[0] == p.output_rms
+        else:
+            np.testing.assert_array_equal(lines[f"rms-{name}"].get_ydata(), p.stream_rms)
+    assert fig.axes[1].get_yscale() == "log"
+    png = fig._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

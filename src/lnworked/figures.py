@@ -568,3 +568,63 @@ def errata_chart() -> Figure:
     else:
         _title(axes[0], "No numeric errata")
     return fig
+
+
+# --- The wider family (appended by the family chapter) -------------------------------
+
+#: Colour, line style and width of each :data:`lnworked.family.VARIANTS` entry in the
+#: family figure (Post-LN is drawn wide underneath DeepNorm's dashes: both streams are 1).
+FAMILY_STYLE = {
+    "post": (PALETTE["post"], "-", 4.0),
+    "pre": (PALETTE["pre"], "-", 2.2),
+    "deepnorm": (PALETTE["norm"], "--", 2.2),
+    "sandwich": (PALETTE["highway"], "-", 2.2),
+    "normformer": (PALETTE["identity"], "--", 2.2),
+    "pre_rms": (PALETTE["pre"], ":", 2.6),
+    "pre_final": (PALETTE["seed"], "-.", 2.2),
+}
+
+
+def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
+    """Stream RMS after each layer (left) and input-gradient norm against depth (right).
+
+    Every curve is :func:`lnworked.family.stack_profile` of one variant (same seed, hence
+    the same input, readout and sublayer weights). Left (linear): ``stream_rms`` for
+    ``l = 0..L``; Pre-LN + final norm has Pre-LN's stream, so it appears only as one
+    marker, the RMS of ``N_final(x_L)`` that the head sees. Right (log):
+    ``input_grad_norm``, ``|| d(w . y_l) / d x_0 ||`` for ``l = 1..L``. Lines carry ``gid``
+    ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
+    """
+    from lnworked.family import VARIANTS, stack_profile
+
+    fig, (left, right) = new_figure(12.0, 5.6, ncols=2)
+    handles = []
+    for name, spec in VARIANTS.items():
+        profile = stack_profile(name, layers, width=width, seed=seed)
+        color, style, linewidth = FAMILY_STYLE.get(name, (PALETTE["text"], "-", 2.2))
+        if spec.final is None:
+            left.plot(np.arange(layers + 1), profile.stream_rms, color=color, linestyle=style,
+                      linewidth=linewidth, gid=f"rms-{name}")
+        else:
+            left.plot([layers], [profile.output_rms], "D", color=color, markersize=9, gid=f"head-{name}")
+        (line,) = right.plot(np.arange(1, layers + 1), profile.input_grad_norm, color=color, linestyle=style,
+                             linewidth=linewidth, label=spec.label, gid=f"grad-{name}")
+        handles.append(line)
+    left.set_ylim(0, None)
+    right.set_yscale("log")
+    for ax in (left, right):
+        ax.set_xlim(0, layers + 1)
+    right.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.2, zorder=1)
+    final = [spec for spec in VARIANTS.values() if spec.final]
+    if final:
+        left.annotate("head sees $N_{final}(x_L)$", (layers, 1.0), xytext=(-10, 14), textcoords="offset points",
+                      ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
+    _labels(left, "layer $l$", "RMS of the residual stream $x_l$")
+    _title(left, f"Forward: stream size ($d = {width}$, seed {seed})")
+    _labels(right, "depth $l$ of the readout", "$\\|\\partial (w \\cdot y_l) / \\partial x_0\\|$ (log scale)")
+    _title(right, "Backward: gradient reaching the input")
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT["legend"], frameon=False)
+    return fig
+
+
+__all__.append("family_profiles")
