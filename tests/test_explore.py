@@ -263,3 +263,152 @@ def test_live_residual_responds(live):
     assert _shown(box) == explore.residual_readouts(96, 4.0)
     (line,) = [l for l in box.lnw_figure.axes[0].get_lines() if l.get_gid() == "std"]
     np.testing.assert_allclose(line.get_ydata(), np.sqrt(4.0 * np.arange(1, 257)))
+
+
+# --- the static JavaScript, run in Node.js against a minimal DOM -------------------------------
+
+_NODE_DOM = r"""
+const tree = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+function El(tag, attrs) {
+  this.tagName = tag; this.attrs = Object.assign({}, attrs || {}); this.children = []; this.parent = null;
+  this._text = ''; this.listeners = {}; this.namespaceURI = tag === 'svg' ? 'svg-ns' : 'html-ns';
+  if (tag === 'input') this.value = this.attrs.value || '';
+}
+El.prototype.getAttribute = function (k) { return k in this.attrs ? this.attrs[k] : null; };
+El.prototype.setAttribute = function (k, v) { this.attrs[k] = String(v); };
+El.prototype.appendChild = function (c) { c.parent = this; this.children.push(c); return c; };
+El.prototype.removeChild = function (c) { this.children.splice(this.children.indexOf(c), 1); return c; };
+Object.defineProperty(El.prototype, 'firstChild', { get() { return this.children[0] || null; } });
+Object.defineProperty(El.prototype, 'textContent', {
+  get() { return this._text + this.children.map(c => c.textContent).join(''); },
+  set(v) { this.children = []; this._text = String(v); } });
+El.prototype.addEventListener = function (t, f) { (this.listeners[t] = this.listeners[t] || []).push(f); };
+El.prototype.fire = function (t) { (this.listeners[t] || []).forEach(f => f({ type: t, target: this })); };
+function matches(el, sel) {
+  const m = sel.trim().match(/^([a-z]*)(?:\.([\w-]+))?(?:\[([\w-]+)="([^"]*)"\])?$/);
+  if (!m) throw new Error('selector ' + sel);
+  if (m[1] && el.tagName !== m[1]) return false;
+  if (m[2] && !(el.attrs['class'] || '').split(/\s+/).includes(m[2])) return false;
+  if (m[3] && el.attrs[m[3]] !== m[4]) return false;
+  return true;
+}
+El.prototype.querySelectorAll = function (sel) {
+  const out = [], parts = sel.split(',');
+  (function walk(e) { e.children.forEach(c => { if (parts.some(p => matches(c, p))) out.push(c); walk(c); }); })(this);
+  return out;
+};
+El.prototype.querySelector = function (sel) { return this.querySelectorAll(sel)[0] || null; };
+function build(n) {
+  const e = new El(n.tag, n.attrs); e._text = n.text || '';
+  (n.children || []).forEach(c => e.appendChild(build(c)));
+  if (n.tag === 'select') {
+    const opts = e.children.filter(c => c.tagName === 'option');
+    const sel = opts.find(o => 'selected' in o.attrs) || opts[0];
+    e.value = sel.attrs.value;
+  }
+  return e;
+}
+const body = build(tree.body);
+global.window = {};
+global.document = {
+  getElementById: id => body.querySelectorAll('div').find(d => d.attrs.id === id) || null,
+  createElementNS: (ns, tag) => new El(tag),
+};
+const results = [];
+function snapshot(root) {
+  const r = {};
+  root.querySelectorAll('span.lnw-readout').forEach(s => { r[s.attrs['data-key']] = s.textContent; });
+  const svg = root.querySelector('svg.lnw-plot');
+  const count = sel => svg.querySelectorAll(sel).length;
+  return { readouts: r, lines: count('path.lnw-line'), bars: count('rect.lnw-bar'), markers: count('line.lnw-marker'),
+           ready: root.attrs['data-lnw-ready'] || null,
+           params: Object.fromEntries(root.querySelectorAll('span.lnw-param').map(s => [s.attrs['data-param'], s.textContent])) };
+}
+tree.scripts.forEach(code => { eval(code); });
+const roots = body.querySelectorAll('div.lnw-explorer');
+roots.forEach(r => results.push({ id: r.attrs.id, kind: r.attrs['data-explorer'], initial: snapshot(r) }));
+tree.actions.forEach(a => {
+  const root = roots[a.root];
+  const c = root.querySelector('[name="' + a.name + '"]');
+  c.value = a.value; c.fire(a.event || 'input');
+  results.push({ after: a, state: snapshot(root) });
+});
+console.log(JSON.stringify(results));
+"""
+
+
+class _Tree(HTMLParser):
+    """HTML -> nested dicts for the Node.js shim; inline scripts kept apart."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.body = {"tag": "body", "attrs": {}, "children": [], "text": ""}
+        self.stack, self.scripts = [self.body], []
+
+    def handle_starttag(self, tag, attrs):
+        node = {"tag": tag, "attrs": {k: (v if v is not None else "") for k, v in attrs}, "children": [], "text": ""}
+        self.stack[-1]["children"].append(node)
+        if tag not in ("input", "br", "img"):
+            self.stack.append(node)
+
+    def handle_endtag(self, tag):
+        while len(self.stack) > 1:
+            if self.stack.pop()["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        node = self.stack[-1]
+        if node["tag"] == "script" and node["attrs"].get("type") != "application/json":
+            self.scripts.append(data)
+        else:
+            node["text"] += data
+
+
+def _run_in_node(html_text: str, actions: list) -> list:
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    tree = _Tree()
+    tree.feed(html_text)
+    payload = json.dumps({"body": tree.body, "scripts": tree.scripts, "actions": actions})
+    done = subprocess.run([node, "-e", _NODE_DOM], input=payload, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_static_javascript_updates_readouts_and_plots(static):
+    page = explore.layer_norm_explorer().data + explore.depth_explorer().data + explore.residual_explorer().data
+    actions = [
+        {"root": 0, "name": "preset", "value": "5,5,5,5", "event": "change"},
+        {"root": 0, "name": "eps", "value": "1e-05", "event": "change"},
+        {"root": 0, "name": "component", "value": "3", "event": "change"},
+        {"root": 0, "name": "value", "value": "-2"},
+        {"root": 0, "name": "gamma", "value": "2", "event": "change"},
+        {"root": 1, "name": "post_pct", "value": "80"},
+        {"root": 1, "name": "depth", "value": "12"},
+        {"root": 2, "name": "n", "value": "96"},
+        {"root": 2, "name": "branch_variance", "value": "4", "event": "change"},
+    ]
+    results = _run_in_node(page, actions)
+    ln, depth, residual = results[0]["initial"], results[1]["initial"], results[2]["initial"]
+    assert [r["kind"] for r in results[:3]] == ["layer-norm", "depth", "residual"]
+    assert ln["ready"] == depth["ready"] == residual["ready"] == "1"
+    assert ln["readouts"] == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0) and ln["bars"] == 12
+    assert depth["readouts"] == explore.depth_readouts(0.65, 0.3, 10) and depth["lines"] == 2 and depth["markers"] == 1
+    assert residual["readouts"] == explore.residual_readouts(24, 1.0) and residual["lines"] == 1
+    steps = [r["state"] for r in results[3:]]
+    assert set(steps[0]["readouts"].values()) == {"undefined (0/0)"}      # (5,5,5,5), ε = 0
+    assert steps[0]["bars"] == 4                                          # only the input's bars
+    assert steps[1]["readouts"] == explore.layer_norm_readouts((5, 5, 5, 5), 1.0, 0.0, 1e-5)
+    assert steps[2]["params"]["value"] == "5"                             # component 3 of the preset
+    assert steps[3]["params"]["x"] == "(5, 5, -2, 5)"
+    assert steps[3]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 1.0, 0.0, 1e-5)
+    assert steps[4]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 0.0, 1e-5)
+    assert steps[5]["readouts"] == explore.depth_readouts(0.8, 0.3, 10)
+    assert steps[6]["readouts"] == explore.depth_readouts(0.8, 0.3, 12)
+    assert steps[6]["params"]["post_pct"] == "0.8"
+    assert steps[7]["readouts"] == explore.residual_readouts(96, 1.0)
+    assert steps[8]["readouts"] == explore.residual_readouts(96, 4.0)

@@ -114,6 +114,7 @@
       var a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
       if (b <= a) { b = a + 1; }
       var every = Math.max(1, Math.ceil((b - a) / 6));
+      a = Math.floor(a / every) * every; b = Math.ceil(b / every) * every;   /* ticks include 1 */
       for (var k = a; k <= b; k += every) { yTicks.push({ v: Math.pow(10, k), label: k === 0 ? "1" : "1e" + k }); }
       lo = Math.pow(10, a); hi = Math.pow(10, b);
     } else {
