@@ -208,6 +208,7 @@ def test_stack_gradients_match_jax_autodiff(variant):
         v = spec.block(v, f, layers)
         expected.append(math.sqrt(np.mean(v**2)))
     np.testing.assert_allclose(profile.stream_rms, expected, rtol=1e-12)
+    np.testing.assert_allclose(profile.final_stream, v, rtol=1e-12)
 
 
 def test_deepnorm_sublayers_are_scaled_by_beta():
@@ -266,6 +267,10 @@ def test_sandwich_bounds_the_writes_not_the_stream():
     pre_3 = np.array([p.final_stream_rms for p in _profiles("pre", 3.0)])
     assert np.all((sandwich_3 / sandwich_1 > 0.5) & (sandwich_3 / sandwich_1 < 2.0))
     assert np.all(pre_3 / pre_1 > 4.0)
+    # NormFormer normalises the hidden activation, not the write: its stream still scales.
+    normformer_1 = np.array([p.final_stream_rms for p in _profiles("normformer", 1.0)])
+    normformer_3 = np.array([p.final_stream_rms for p in _profiles("normformer", 3.0)])
+    assert np.all(normformer_3 / normformer_1 > 1.3)
     # Each sandwich write has RMS at most 1, so the stream moves by at most 1 (RMS) per layer.
     for p in _profiles("sandwich", 3.0):
         assert np.all(np.abs(np.diff(p.stream_rms)) <= 1.0 + 1e-12)
@@ -278,9 +283,9 @@ def test_final_norm_anchors_what_the_head_sees():
 
 
 def test_pre_ln_input_gradient_does_not_vanish():
-    """Pre-LN: at every depth 1..64 and every seed the input gradient stays above 0.3."""
-    assert _log_grads("pre").min() > math.log10(0.3)
-    assert _log_grads("pre_rms").min() > math.log10(0.3)
+    """Identity-path variants: at every depth 1..64 and every seed the input gradient stays above 0.3."""
+    for variant in ("pre", "pre_rms", "sandwich", "normformer"):
+        assert _log_grads(variant).min() > math.log10(0.3), variant
 
 
 def test_post_ln_input_gradient_drifts_and_spreads():
@@ -408,3 +413,15 @@ def test_family_profiles_figure():
     assert fig.axes[1].get_yscale() == "log"
     png = fig._repr_png_()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_seed_spread_summarises_stack_profiles():
+    summary = family.seed_spread("post", layers=6, seeds=[0, 1, 2], width=8)
+    grads = [stack_profile("post", 6, width=8, seed=s).final_input_grad_norm for s in (0, 1, 2)]
+    assert summary["seeds"] == 3
+    assert summary["median_grad"] == pytest.approx(np.median(grads))
+    assert summary["min_grad"] == min(grads) and summary["max_grad"] == max(grads)
+    assert summary["log10_spread"] == pytest.approx(np.log10(grads).std())
+    assert summary["min_grad_any_depth"] <= summary["min_grad"]
+    with pytest.raises(ValueError, match="^seeds:"):
+        family.seed_spread("post", seeds=[])

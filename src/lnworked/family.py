@@ -4,7 +4,7 @@ Every block maps the residual stream ``x`` (last axis = features) to the next on
 a norm from :data:`lnworked.norms.NORMS` (``"layer"`` or ``"rms"``) and ``F`` a sublayer
 with ``__call__`` and ``jacobian`` (:class:`lnworked.blocks.MLP`)::
 
-    Post-LN      x + F(x)  -> N(x + F(x))               Vaswani et al. 2017   (blocks.post_ln)
+    Post-LN      x -> N(x + F(x))                       Vaswani et al. 2017   (blocks.post_ln)
     Pre-LN       x -> x + F(N(x))                       Xiong et al. 2020     (blocks.pre_ln)
     DeepNorm     x -> N(alpha x + F_beta(x))            Wang et al. 2022
     Sandwich     x -> x + N_out(F(N_in(x)))             Ding et al. 2021 (CogView "Sandwich-LN");
@@ -78,6 +78,7 @@ __all__ = [
     "stack_profile",
     "stack_sublayers",
     "family_table",
+    "seed_spread",
     "format_family_table",
 ]
 
@@ -255,13 +256,13 @@ def _make_variants():
 
     specs = []
     block, jac = fixed(post_ln, post_ln_jacobian, "layer")
-    specs.append(Variant("post", "Post-LN", "x + F(x) -> N(x + F(x))", "Vaswani et al. 2017",
+    specs.append(Variant("post", "Post-LN", "N(x + F(x))", "Vaswani et al. 2017",
                          "layer", False, block=block, jacobian=jac))
     block, jac = fixed(pre_ln, pre_ln_jacobian, "layer")
     specs.append(Variant("pre", "Pre-LN", "x + F(N(x))", "Xiong et al. 2020",
                          "layer", True, block=block, jacobian=jac))
     specs.append(Variant(
-        "deepnorm", "DeepNorm", "N(alpha x + F(x)), F initialised x beta", "Wang et al. 2022",
+        "deepnorm", "DeepNorm", "N(α x + F_β(x))", "Wang et al. 2022",
         "layer", False, branch_scale_factor=_deepnorm_beta,
         block=lambda x, f, layers: deepnorm(x, f, _deepnorm_alpha(layers), "layer"),
         jacobian=lambda x, f, layers: deepnorm_jacobian(x, f, _deepnorm_alpha(layers), "layer"),
@@ -306,7 +307,8 @@ class StackProfile:
     ``|| d(w . y_l) / d x_0 ||`` for ``l = 1 .. layers``: the gradient that a fixed linear
     readout ``w`` of the stack truncated at depth ``l`` sends to the input, with
     ``y_l = N_final(x_l)`` for a variant with a final norm and ``y_l = x_l`` otherwise.
-    ``output_rms`` is the RMS of ``y_L``, what the head would see.
+    ``output_rms`` is the RMS of ``y_L``, what the head would see; ``final_stream`` is
+    ``x_L`` itself.
     """
 
     variant: str
@@ -318,6 +320,7 @@ class StackProfile:
     input_grad_norm: np.ndarray
     output_rms: float
     identity_path: bool
+    final_stream: np.ndarray = field(default=None, repr=False)
 
     @property
     def final_stream_rms(self) -> float:
@@ -407,6 +410,7 @@ def stack_profile(variant, layers: int, width: int = 16, seed: int = 0, branch_s
         input_grad_norm=np.asarray(grads),
         output_rms=_rms(output),
         identity_path=spec.identity_path,
+        final_stream=np.asarray(x),
     )
 
 
@@ -440,6 +444,33 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
     return rows
 
 
+def seed_spread(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
+    """How one variant's numbers at depth ``layers`` vary over several seeds.
+
+    A single seed can mislead (Post-LN's input gradient is a multiplicative random walk),
+    so the chapter quotes these. Keys: ``seeds`` (how many), ``median_grad``, ``min_grad``,
+    ``max_grad`` (the input-gradient norm at depth ``layers`` over the seeds),
+    ``log10_spread`` (standard deviation of its base-10 logarithm),
+    ``min_grad_any_depth`` (smallest over seeds and depths ``1 .. layers``),
+    ``median_stream_rms`` (of ``x_L``) and ``median_output_rms`` (of ``y_L``).
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds: need at least one seed")
+    profiles = [stack_profile(variant, layers, width, seed, branch_scale) for seed in seeds]
+    final = np.array([p.final_input_grad_norm for p in profiles])
+    return {
+        "seeds": len(seeds),
+        "median_grad": float(np.median(final)),
+        "min_grad": float(final.min()),
+        "max_grad": float(final.max()),
+        "log10_spread": float(np.log10(final).std()),
+        "min_grad_any_depth": float(min(p.input_grad_norm.min() for p in profiles)),
+        "median_stream_rms": float(np.median([p.final_stream_rms for p in profiles])),
+        "median_output_rms": float(np.median([p.output_rms for p in profiles])),
+    }
+
+
 _COLUMNS = (
     ("label", "variant"),
     ("formula", "block"),
@@ -467,7 +498,9 @@ def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
         lines = ["| " + " | ".join(title for _, title in _COLUMNS) + " |",
                  "|" + "---|" * len(_COLUMNS)]
         for row in rows:
-            lines.append("| " + " | ".join(_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS) + " |")
+            cells = [_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS]
+            cells[1] = f"`{cells[1]}`"  # the formula, as code: its underscores are not emphasis
+            lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
     import html
 
