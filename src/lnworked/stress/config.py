@@ -1,0 +1,97 @@
+"""The stress test's configuration (seed 002, the article by Zhejian Peng).
+
+The defaults are the article's: vocabulary 64, sequence length 32, width 64, 4 heads,
+12 layers, batch 24, 180 steps, target learning rate 2e-3, seed 7, Adam (b1 0.9,
+b2 0.95) with decoupled weight decay 0.01 and no clipping; the warmed-up Post-LN run
+ramps linearly over two thirds of the steps (120 of 180).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass, replace
+
+__all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES"]
+
+NORM_CHOICES = ("layernorm", "rmsnorm")
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class StressConfig:
+    """Everything that is held fixed across the three runs (the article's ``Config``)."""
+
+    vocab_size: int = 64
+    sequence_length: int = 32
+    width: int = 64
+    heads: int = 4
+    layers: int = 12
+    batch_size: int = 24
+    steps: int = 180
+    learning_rate: float = 2e-3
+    seed: int = 7
+    norm: str = "layernorm"
+    b1: float = 0.9
+    b2: float = 0.95
+    weight_decay: float = 0.01
+
+    def __post_init__(self):
+        _check_int(self.vocab_size, "vocab_size", 2)
+        _check_int(self.sequence_length, "sequence_length", 1)
+        _check_int(self.width, "width", 1)
+        _check_int(self.heads, "heads", 1)
+        _check_int(self.layers, "layers", 1)
+        _check_int(self.batch_size, "batch_size", 1)
+        _check_int(self.steps, "steps", 1)
+        _check_int(self.seed, "seed", 0)
+        if self.width % self.heads:
+            raise ValueError(f"heads: must divide width {self.width}, got {self.heads!r}")
+        lr = self.learning_rate
+        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr) or lr <= 0:
+            raise ValueError(f"learning_rate: must be a finite number > 0, got {lr!r}")
+        if self.norm not in NORM_CHOICES:
+            raise ValueError(f"norm: must be one of {NORM_CHOICES}, got {self.norm!r}")
+
+    def replace(self, **changes) -> "StressConfig":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One of the runs: topology (``pre_norm``) and warmup length (0 = constant rate)."""
+
+    name: str
+    pre_norm: bool
+    warmup_steps: int
+
+
+def warmup_for(steps: int) -> int:
+    """The article's warmup length: two thirds of the run, at least one step."""
+    return max(1, 2 * steps // 3)
+
+
+def check_warmup(warmup: int, steps: int) -> int:
+    """A warmup must be an integer in ``[0, steps]`` (a longer one would never reach the target)."""
+    warmup = _check_int(warmup, "warmup", 0)
+    if warmup > steps:
+        raise ValueError(f"warmup: {warmup} steps is longer than the run ({steps} steps)")
+    return warmup
+
+
+def default_runs(config: StressConfig, warmup: int | None = None) -> tuple[RunSpec, ...]:
+    """The article's three runs: Pre-LN constant, Post-LN constant, Post-LN with warmup."""
+    warmup = warmup_for(config.steps) if warmup is None else check_warmup(warmup, config.steps)
+    return (
+        RunSpec("Pre-Norm · no warmup", True, 0),
+        RunSpec("Post-Norm · no warmup", False, 0),
+        RunSpec(f"Post-Norm · {warmup}-step warmup", False, warmup),
+    )

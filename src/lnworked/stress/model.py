@@ -1,0 +1,102 @@
+"""The stress test's model: a small causal transformer with one Pre-LN / Post-LN switch.
+
+Written to read top to bottom like nanoGPT's ``model.py``. One block is
+
+    Pre-LN   (Xiong et al. 2020):  x = x + attn(ln_1(x));   x = x + mlp(ln_2(x))
+    Post-LN  (Vaswani et al. 2017): x = ln_1(x + attn(x));   x = ln_2(x + mlp(x))
+
+The sizes, initialisers and parameter names follow the article's script (seed 002,
+Zhejian Peng): token embedding ~ N(0, 1), a learned position table initialised to
+zeros, fused QKV then an output projection, a GELU MLP of width 4 x width, Flax norm
+defaults, and for Pre-LN a final norm before the bias-free output layer (N(0, 0.02^2)).
+Flax derives each parameter's random key from its module path, so keeping the
+article's names (``embedding``, ``block_i/qkv``, ...) gives the article's initial weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from lnworked.stress.config import StressConfig
+
+__all__ = ["CausalSelfAttention", "Block", "TinyLM", "make_model", "init_params", "NORM_LAYERS"]
+
+NORM_LAYERS = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
+
+
+def causal_self_attention(qkv: jax.Array, heads: int) -> jax.Array:
+    """Multi-head softmax attention of fused ``qkv`` (batch, T, 3D), each position seeing only the past."""
+    batch, length, three_width = qkv.shape
+    head_dim = three_width // (3 * heads)
+    q, k, v = (t.reshape(batch, length, heads, head_dim) for t in jnp.split(qkv, 3, axis=-1))
+    scores = jnp.einsum("bthd,bshd->bhts", q, k) / math.sqrt(head_dim)
+    causal = jnp.tril(jnp.ones((length, length), dtype=jnp.bool_))
+    scores = jnp.where(causal[None, None], scores, -1e30)
+    mixed = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(scores, axis=-1), v)
+    return mixed.reshape(batch, length, heads * head_dim)
+
+
+class Block(nn.Module):
+    """One transformer block; ``pre_norm`` is the only topology switch."""
+
+    width: int
+    heads: int
+    pre_norm: bool
+    norm: str = "layernorm"
+
+    def setup(self):
+        self.ln_1 = NORM_LAYERS[self.norm]()
+        self.ln_2 = NORM_LAYERS[self.norm]()
+        self.qkv = nn.Dense(3 * self.width)
+        self.attention_output = nn.Dense(self.width)
+        self.mlp_in = nn.Dense(4 * self.width)
+        self.mlp_out = nn.Dense(self.width)
+
+    def attn(self, x):
+        return self.attention_output(causal_self_attention(self.qkv(x), self.heads))
+
+    def mlp(self, x):
+        return self.mlp_out(nn.gelu(self.mlp_in(x)))
+
+    def __call__(self, x):
+        if self.pre_norm:
+            x = x + self.attn(self.ln_1(x))
+            x = x + self.mlp(self.ln_2(x))
+        else:
+            x = self.ln_1(x + self.attn(x))
+            x = self.ln_2(x + self.mlp(x))
+        return x
+
+
+class TinyLM(nn.Module):
+    """Embedding + positions, ``layers`` blocks, (Pre-LN only) a final norm, output logits."""
+
+    config: StressConfig
+    pre_norm: bool
+
+    @nn.compact
+    def __call__(self, tokens):
+        c = self.config
+        embed = nn.Embed(c.vocab_size, c.width, embedding_init=nn.initializers.normal(1.0), name="embedding")
+        position = self.param("position", nn.initializers.zeros_init(), (1, c.sequence_length, c.width))
+        x = embed(tokens) + position[:, : tokens.shape[1]]
+        for i in range(c.layers):
+            x = Block(c.width, c.heads, self.pre_norm, c.norm, name=f"block_{i}")(x)
+        if self.pre_norm:
+            x = NORM_LAYERS[c.norm](name="final_norm")(x)
+        head = nn.Dense(c.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(0.02), name="output")
+        return head(x)
+
+
+def make_model(config: StressConfig, pre_norm: bool) -> TinyLM:
+    return TinyLM(config, pre_norm)
+
+
+def init_params(config: StressConfig, pre_norm: bool):
+    """The initial parameters, from ``PRNGKey(config.seed)`` as in the article."""
+    tokens = jnp.zeros((config.batch_size, config.sequence_length), dtype=jnp.int32)
+    return make_model(config, pre_norm).init(jax.random.PRNGKey(config.seed), tokens)["params"]
