@@ -58,8 +58,9 @@ def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monke
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             scrapbook = output.get("metadata", {}).get("scrapbook", {})
-            if scrapbook.get("name"):
-                glued[scrapbook["name"]] = output["data"][scrapbook["mime_prefix"] + "text/markdown"]
+            markdown_key = scrapbook.get("mime_prefix", "") + "text/markdown"
+            if scrapbook.get("name") and markdown_key in output["data"]:
+                glued[scrapbook["name"]] = output["data"][markdown_key]
             if "text/markdown" in output.get("data", {}):
                 printed.append(output["data"]["text/markdown"])
     seed_cell = next(c.source for c in nb.cells if "BOOK_SEED =" in c.source)
