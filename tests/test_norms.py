@@ -194,6 +194,12 @@ def test_norm_jacobian_of_a_jax_array_is_a_jax_array_and_matches_numpy():
         assert isinstance(norm(x), np.ndarray)
 
 
+def test_integer_jax_input_keeps_a_fractional_scalar_gamma():
+    x = [1, 2, 4]
+    for name, (norm, _) in NORMS.items():
+        np.testing.assert_allclose(norm(jnp.array(x), 2.5), norm(np.array(x, dtype=float), 2.5), rtol=1e-6, err_msg=name)
+
+
 def test_norms_work_under_jit():
     x = jnp.array([0.5, -1.0, 2.0])
     for name, (norm, _) in NORMS.items():

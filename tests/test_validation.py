@@ -39,6 +39,11 @@ def test_as_array_keeps_a_jax_array_a_jax_array():
     assert isinstance(as_array(x, "x"), jax.Array)
 
 
+def test_as_array_makes_an_integer_jax_array_float():
+    out = as_array(jnp.arange(3), "x")
+    assert isinstance(out, jax.Array) and jnp.issubdtype(out.dtype, jnp.floating)
+
+
 @pytest.mark.parametrize("bad", [[1.0, math.nan], [math.inf, 1.0], [-math.inf], np.array([[1.0, 2.0], [3.0, math.nan]])])
 def test_as_array_rejects_non_finite_values_naming_the_argument(bad):
     with raises_naming("x"):

@@ -52,7 +52,12 @@ def array_module(x):
 
 def as_array(x, name: str):
     """``x`` as a float array (JAX arrays stay JAX), checked to be finite and non-empty."""
-    if not _is_jax_array(x):
+    if _is_jax_array(x):
+        import jax.numpy as jnp
+
+        if not jnp.issubdtype(x.dtype, jnp.inexact):  # integers: gamma = 2.5 must not become 2
+            x = x.astype(jnp.result_type(float))
+    else:
         try:
             x = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as err:
