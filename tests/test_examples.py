@@ -89,7 +89,7 @@ ROUTES = {
     "004-ex2": ({"x": X004}, lambda r: [exact(a) + b for a, b in zip(X004, layer_norm_exact(X004))]),
     "004-ex3": ({"x": [5, 5, 5, 5]}, lambda r: list(layer_norm_exact([5, 5, 5, 5], eps="1e-5"))),
     "004-ex4-post-ln": ({"x": [0, 0, 0, 0], "F(x)": F4, "eps": "1e-5"}, lambda r: route_ex4_post("1e-5")),
-    # Pre-LN with the same F (constant output F4): x + F(LN(x)) = 0 + F4.
+    # Pre-LN with Post-LN's F, i.e. F(u) = 0 u + F4: x + F(LN(x)) with x = 0 and exact LN(0).
     "004-ex4-pre-ln": ({"x": [0, 0, 0, 0], "F(0)": F4, "eps": "1e-5"},
                        lambda r: [0 + exact(f) + 0 * v for f, v in zip(F4, layer_norm_exact([0, 0, 0, 0], eps="1e-5"))]),
     "004-ex5": ({"dF/dx": "0.3", "1/σ": "0.5", "layers": 10}, lambda r: [
