@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from lnworked import examples_cli
+from lnworked.stress import cli as stress_cli
 from lnworked.practice import cli as practice_cli
 
 
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     examples_cli.register(subparsers)
+    stress_cli.register(subparsers)
     practice_cli.register(subparsers)
     return parser
 

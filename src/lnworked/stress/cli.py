@@ -1,0 +1,127 @@
+"""``lnworked stress`` (the article's three runs) and ``lnworked stress sweep`` (a grid).
+
+Bad arguments raise ``ValueError`` naming the argument; ``lnworked.cli.main`` prints it
+on one line and exits with code 2. Ctrl-C writes what was computed so far, then exits
+with code 130.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from lnworked.stress.config import NORM_CHOICES, StressConfig, default_runs
+from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
+
+__all__ = ["register", "run_stress", "run_sweep", "provenance"]
+
+_DEFAULT = StressConfig()
+
+
+def _common(parser, steps_default: int) -> None:
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
+                        help="auto: a GPU when JAX has one, else the CPU (default)")
+    parser.add_argument("--steps", type=int, default=steps_default, help="training steps per run")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="warmup steps of the warmed-up Post-LN run (default: two thirds of --steps)")
+    parser.add_argument("--norm", choices=NORM_CHOICES, default=_DEFAULT.norm, help="LayerNorm or RMSNorm")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("stress", help="the JAX stress test of seed 002 (Pre-LN vs Post-LN)",
+                                   description="Train the article's three runs and compare with its figures.")
+    _common(parser, _DEFAULT.steps)
+    parser.add_argument("--layers", type=int, default=_DEFAULT.layers, help="transformer blocks")
+    parser.add_argument("--lr", type=float, default=_DEFAULT.learning_rate, help="target learning rate")
+    parser.add_argument("--seed", type=int, default=_DEFAULT.seed, help="initialisation and data seed")
+    parser.add_argument("--out", default="stress-output", help="output folder (default: stress-output)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="train the Post-LN runs one after another instead of batched with vmap")
+    parser.set_defaults(func=run_stress)
+    sub = parser.add_subparsers(dest="stress_command")
+    sweep = sub.add_parser("sweep", help="train a grid of depths x learning rates x seeds",
+                           description="Pre-LN and Post-LN, with and without warmup, over a grid.")
+    _common(sweep, 90)
+    sweep.add_argument("--depths", type=int, nargs="+", default=[2, 6, 12], help="numbers of layers")
+    sweep.add_argument("--lrs", type=float, nargs="+", default=[5e-4, 2e-3, 8e-3], help="target learning rates")
+    sweep.add_argument("--seeds", type=int, nargs="+", default=[7, 8], help="seeds")
+    sweep.add_argument("--out", default="sweep-output", help="output folder (default: sweep-output)")
+    sweep.set_defaults(func=run_sweep)
+
+
+def _progress(name: str, step: int, steps: int, loss: float) -> None:
+    print(f"  {name:<30} step {step:>5}/{steps}  loss {loss:.4f}", file=sys.stderr, flush=True)
+
+
+def run_stress(args) -> int:
+    from lnworked.stress.report import check_writable, summary_table, write_outputs
+    from lnworked.stress.train import train
+
+    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=args.lr, seed=args.seed,
+                          norm=args.norm)
+    runs = default_runs(config, args.warmup)
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    print(f"device: {describe_device(device)}", flush=True)
+    print(f"layers={config.layers} steps={config.steps} lr={config.learning_rate:g} "
+          f"warmup={runs[-1].warmup_steps} seed={config.seed} norm={config.norm}", flush=True)
+    result = train(config, runs, device, batch_runs=not args.sequential, progress=_progress)
+    write_outputs(result, out)
+    print()
+    print(summary_table(result))
+    print(f"\n{len(result.runs)} runs in {result.seconds:.1f} s on {result.device}; outputs in {out}/")
+    if result.interrupted:
+        print("interrupted: the outputs hold the steps computed so far", file=sys.stderr)
+        return 130
+    return 0
+
+
+def provenance(command: str, device: str, seconds: float) -> dict:
+    """Command, device, library versions, platform and date of a result."""
+    versions = {}
+    for package in ("lnworked", "jax", "jaxlib", "flax", "optax", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover
+            versions[package] = None
+    return {"command": command, "device": device, "seconds": round(seconds, 1), "versions": versions,
+            "python": platform.python_version(), "platform": platform.platform(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def _sweep_command(args) -> str:
+    parts = ["lnworked stress sweep", "--depths", *map(str, args.depths), "--lrs", *(f"{r:g}" for r in args.lrs),
+             "--seeds", *map(str, args.seeds), "--steps", str(args.steps)]
+    if args.warmup is not None:
+        parts += ["--warmup", str(args.warmup)]
+    if args.norm != _DEFAULT.norm:
+        parts += ["--norm", args.norm]
+    return " ".join(parts + ["--device", args.device, "--out", args.out])
+
+
+def run_sweep(args) -> int:
+    from lnworked.stress.figures import stability_map
+    from lnworked.stress.report import check_writable, save_figure
+    from lnworked.stress.sweep import sweep, write_sweep_csv
+
+    base = StressConfig(steps=args.steps, norm=args.norm)
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    print(f"device: {describe_device(device)}", flush=True)
+    result = sweep(args.depths, args.lrs, args.seeds, base, device=device, warmup=args.warmup,
+                   progress=lambda line: print("  " + line, file=sys.stderr, flush=True))
+    write_sweep_csv(result.rows, out / "sweep.csv")
+    info = provenance(_sweep_command(args), result.device, result.seconds)
+    info["runs"] = len(result.rows)
+    (out / "sweep-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    if result.rows:
+        save_figure(stability_map(result.rows), out / "sweep")
+    print(f"{len(result.rows)} runs in {result.seconds:.1f} s on {result.device}; outputs in {out}/")
+    if result.interrupted:
+        print("interrupted: the outputs hold the runs finished so far", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,145 @@
+"""Going further than the article: sweep depth, learning rate and seed (seed 002 invites it).
+
+The article suggests sweeping ``--layers`` and the learning rate "to observe how much
+tuning each topology needs". :func:`sweep` trains the grid depths x rates x seeds for
+each variant (by default the article's three: Pre-LN, Post-LN, Post-LN with a warmup
+over two thirds of the steps). Runs of one depth and one topology share a shape, so
+they are batched with ``vmap`` into one compiled program (each run with its own seed's
+initial weights and data, and its own rate schedule). The result is a tidy table, one
+row per run.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import jax
+import numpy as np
+
+from lnworked.stress.config import StressConfig, check_warmup, warmup_for
+from lnworked.stress.data import make_batches
+from lnworked.stress.device import describe_device, select_device
+from lnworked.stress.model import init_params
+from lnworked.stress.optim import learning_rates
+from lnworked.stress.train import DEFAULT_CHUNK, collect, cut_at_divergence, train_group
+
+__all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "write_sweep_csv", "read_sweep_csv",
+           "SWEEP_COLUMNS"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A topology and whether it warms up (over :func:`~lnworked.stress.config.warmup_for` steps)."""
+
+    pre_norm: bool
+    warmup: bool
+
+    @property
+    def name(self) -> str:
+        return ("Pre-LN" if self.pre_norm else "Post-LN") + (" + warmup" if self.warmup else "")
+
+
+ARTICLE_VARIANTS = (Variant(True, False), Variant(False, False), Variant(False, True))
+SWEEP_COLUMNS = ("variant", "pre_norm", "warmup_steps", "layers", "learning_rate", "seed", "steps",
+                 "steps_done", "final_loss", "max_gradient_norm", "diverged_at")
+
+
+@dataclass
+class SweepResult:
+    rows: list[dict]
+    device: str
+    seconds: float
+    interrupted: bool = False
+
+
+def _check_list(values, name, check):
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name}: give at least one value")
+    for v in values:
+        check(v)
+    return values
+
+
+def sweep(
+    depths: Sequence[int],
+    rates: Sequence[float],
+    seeds: Sequence[int],
+    base: StressConfig | None = None,
+    variants: Sequence[Variant] = ARTICLE_VARIANTS,
+    device="auto",
+    *,
+    warmup: int | None = None,
+    chunk_steps: int = DEFAULT_CHUNK,
+    progress: Callable[[str], None] | None = None,
+) -> SweepResult:
+    """Train every (variant, depth, rate, seed) of the grid; one row per run.
+
+    ``base`` gives everything else (steps, width, ...). ``warmup`` defaults to two
+    thirds of ``base.steps``. Ctrl-C returns the rows finished so far (``interrupted``).
+    """
+    base = StressConfig() if base is None else base
+    depths = _check_list(depths, "depths", lambda d: base.replace(layers=d))
+    rates = _check_list(rates, "rates", lambda r: base.replace(learning_rate=r))
+    seeds = _check_list(seeds, "seeds", lambda s: base.replace(seed=s))
+    warm = warmup_for(base.steps) if warmup is None else check_warmup(warmup, base.steps)
+    device = select_device(device) if isinstance(device, str) else device
+    started, rows, interrupted = time.perf_counter(), [], False
+    batches = {s: make_batches(base.replace(seed=s)) for s in seeds}
+    try:
+        with jax.default_device(device):
+            for depth in depths:
+                for pre_norm in dict.fromkeys(v.pre_norm for v in variants):
+                    group = [(v, r, s) for v in variants if v.pre_norm == pre_norm for r in rates for s in seeds]
+                    rows += _train_cell(base.replace(layers=depth), pre_norm, group, batches, warm, chunk_steps)
+                    if progress is not None:
+                        progress(f"layers={depth} {'Pre-LN' if pre_norm else 'Post-LN'}: {len(group)} runs done "
+                                 f"({time.perf_counter() - started:.0f} s)")
+    except KeyboardInterrupt:
+        interrupted = True
+    return SweepResult(rows, describe_device(device), time.perf_counter() - started, interrupted)
+
+
+def _train_cell(config, pre_norm, group, batches, warm, chunk_steps):
+    """All runs of one depth and topology as one vmapped program; their rows."""
+    inits = {s: init_params(config.replace(seed=s), pre_norm) for s in dict.fromkeys(s for _, _, s in group)}
+    sources = np.stack([batches[s][0] for _, _, s in group])
+    targets = np.stack([batches[s][1] for _, _, s in group])
+    schedule = np.stack([learning_rates(r, config.steps, warm if v.warmup else 0) for v, r, _ in group])
+    log = train_group(config, pre_norm, [inits[s] for _, _, s in group], sources, targets, schedule,
+                      batched=True, chunk_steps=chunk_steps)
+    losses, norms = collect(log, len(group))
+    rows = []
+    for (variant, rate, seed), loss, norm in zip(group, losses, norms):
+        loss, norm, diverged = cut_at_divergence(loss, norm)
+        rows.append({
+            "variant": variant.name, "pre_norm": pre_norm, "warmup_steps": warm if variant.warmup else 0,
+            "layers": config.layers, "learning_rate": float(rate), "seed": int(seed), "steps": config.steps,
+            "steps_done": len(loss), "final_loss": float(loss[-1]), "max_gradient_norm": float(norm.max()),
+            "diverged_at": diverged,
+        })
+    return rows
+
+
+def write_sweep_csv(rows: Sequence[dict], path) -> Path:
+    """The tidy table: one row per run, columns :data:`SWEEP_COLUMNS`."""
+    path = Path(path)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=SWEEP_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row[k] is None else row[k]) for k in SWEEP_COLUMNS})
+    return path
+
+
+def read_sweep_csv(path) -> list[dict]:
+    """Rows of a sweep CSV with their types restored."""
+    kinds = {"pre_norm": lambda v: v == "True", "warmup_steps": int, "layers": int, "learning_rate": float,
+             "seed": int, "steps": int, "steps_done": int, "final_loss": float, "max_gradient_norm": float,
+             "diverged_at": lambda v: int(v) if v else None, "variant": str}
+    with Path(path).open(encoding="utf-8") as handle:
+        return [{k: kinds[k](v) for k, v in row.items()} for row in csv.DictReader(handle)]
