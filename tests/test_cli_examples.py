@@ -103,11 +103,6 @@ def test_bad_arguments_exit_2_with_an_error_line_and_no_traceback(args, mentions
     assert last.startswith("lnworked") and "error" in last and mentions in last
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py lets argparse print its usage line before the error line; the module docstring "
-    "promises one line. Fix belongs in cli.py (e.g. an ArgumentParser whose error() prints one line).",
-)
 def test_bad_arguments_print_exactly_one_line():
     result = run("examples", "--bogus")
     assert len(result.stderr.strip().splitlines()) == 1

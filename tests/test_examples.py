@@ -276,9 +276,12 @@ def test_stated_unit_is_one_in_the_last_written_digit(text):
     assert stated_unit(text) == float(Decimal(1).scaleb(Decimal(text).as_tuple().exponent))
 
 
-def test_agrees_with_stated_accepts_within_one_unit_and_rejects_beyond():
+def test_agrees_with_stated_rounds_plain_numbers_and_truncates_ellipses():
     assert agrees_with_stated(float(exact_power("0.6", 3)), "0.22")
     assert not agrees_with_stated(float(exact_power("0.6", 24)), "0.0000022")
-    assert agrees_with_stated([float(exact_power("0.65", 10))], ["0.013462"])
+    assert agrees_with_stated([float(exact_power("0.65", 10))], ["0.013462..."])
+    assert not agrees_with_stated([float(exact_power("0.65", 10))], ["0.013462"])  # rounds to ...463
+    assert not agrees_with_stated(0.9, "0")  # half a unit, not a whole one
+    assert not agrees_with_stated(-0.0134627, "0.013462...")
     with pytest.raises(ValueError, match=r"^stated_text:"):
         agrees_with_stated([1.0, 2.0], ["1"])

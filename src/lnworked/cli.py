@@ -20,8 +20,18 @@ class UsageError(Exception):
     """A bad argument found after parsing; the CLI prints it and exits with code 2."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (no usage block), exit code 2.
+
+    Subparsers inherit the class, so every subcommand behaves the same.
+    """
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="lnworked", description="Worked examples of LayerNorm placement (Post-LN vs Pre-LN)."
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
