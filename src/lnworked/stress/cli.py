@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lnworked.stress.config import NORM_CHOICES, StressConfig, default_runs
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
+from lnworked.stress.train import DEFAULT_CHUNK
 
 __all__ = ["register", "run_stress", "run_sweep", "provenance"]
 
@@ -29,6 +30,8 @@ def _common(parser, steps_default: int) -> None:
     parser.add_argument("--warmup", type=int, default=None,
                         help="warmup steps of the warmed-up Post-LN run (default: two thirds of --steps)")
     parser.add_argument("--norm", choices=NORM_CHOICES, default=_DEFAULT.norm, help="LayerNorm or RMSNorm")
+    parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
+                        help=f"steps per compiled call, i.e. per progress line (default {DEFAULT_CHUNK})")
 
 
 def register(subparsers) -> None:
@@ -57,10 +60,18 @@ def _progress(name: str, step: int, steps: int, loss: float) -> None:
     print(f"  {name:<30} step {step:>5}/{steps}  loss {loss:.4f}", file=sys.stderr, flush=True)
 
 
+def _chunk(args) -> int:
+    if args.chunk < 1:
+        raise ValueError(f"chunk: must be an integer >= 1, got {args.chunk!r}")
+    return args.chunk
+
+
 def run_stress(args) -> int:
     from lnworked.stress.report import check_writable, summary_table, write_outputs
     from lnworked.stress.train import train
 
+    if not args.lr > 0:
+        raise ValueError(f"lr: must be a finite number > 0, got {args.lr!r}")
     config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=args.lr, seed=args.seed,
                           norm=args.norm)
     runs = default_runs(config, args.warmup)
@@ -69,7 +80,7 @@ def run_stress(args) -> int:
     print(f"device: {describe_device(device)}", flush=True)
     print(f"layers={config.layers} steps={config.steps} lr={config.learning_rate:g} "
           f"warmup={runs[-1].warmup_steps} seed={config.seed} norm={config.norm}", flush=True)
-    result = train(config, runs, device, batch_runs=not args.sequential, progress=_progress)
+    result = train(config, runs, device, batch_runs=not args.sequential, chunk_steps=_chunk(args), progress=_progress)
     write_outputs(result, out)
     print()
     print(summary_table(result))
@@ -112,7 +123,7 @@ def run_sweep(args) -> int:
     out = check_writable(args.out)
     device = select_device(args.device)
     print(f"device: {describe_device(device)}", flush=True)
-    result = sweep(args.depths, args.lrs, args.seeds, base, device=device, warmup=args.warmup,
+    result = sweep(args.depths, args.lrs, args.seeds, base, device=device, warmup=args.warmup, chunk_steps=_chunk(args),
                    progress=lambda line: print("  " + line, file=sys.stderr, flush=True))
     write_sweep_csv(result.rows, out / "sweep.csv")
     info = provenance(_sweep_command(args), result.device, result.seconds)

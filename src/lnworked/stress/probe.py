@@ -19,16 +19,27 @@ from lnworked.stress.data import make_batches
 from lnworked.stress.model import init_params, make_model
 from lnworked.stress.step import make_loss
 
-__all__ = ["layer_gradient_norms", "layer_gradient_table"]
+__all__ = ["initial_loss_and_gradient_norm", "layer_gradient_norms", "layer_gradient_table"]
+
+
+def _initial_gradients(config: StressConfig, pre_norm: bool):
+    """Loss and gradient at the initial weights on the first training batch."""
+    sources, targets = make_batches(config.replace(steps=1))
+    params = init_params(config, pre_norm)
+    loss_fn = make_loss(make_model(config, pre_norm))
+    return jax.jit(jax.value_and_grad(loss_fn))(params, sources[0], targets[0])
+
+
+def initial_loss_and_gradient_norm(config: StressConfig, pre_norm: bool) -> tuple[float, float]:
+    """Step 1's logged loss and global gradient norm (before any update)."""
+    loss, grads = _initial_gradients(config, pre_norm)
+    return float(loss), float(optax.tree.norm(grads))
 
 
 def layer_gradient_norms(config: StressConfig, pre_norm: bool) -> np.ndarray:
     """``||grad of block i||`` for ``i = 0..layers-1`` at initialisation (first batch)."""
-    one_step = config.replace(steps=1)
-    sources, targets = make_batches(one_step)
-    params = init_params(config, pre_norm)
-    grads = jax.jit(jax.grad(make_loss(make_model(config, pre_norm))))(params, sources[0], targets[0])
-    return np.array([float(optax.global_norm(grads[f"block_{i}"])) for i in range(config.layers)])
+    _, grads = _initial_gradients(config, pre_norm)
+    return np.array([float(optax.tree.norm(grads[f"block_{i}"])) for i in range(config.layers)])
 
 
 def layer_gradient_table(depths, config: StressConfig | None = None) -> list[dict]:

@@ -1,7 +1,7 @@
 """One training step of the stress test: loss, gradient, global norm, update (seed 002).
 
     loss = mean over batch and positions of the cross-entropy of the next-token logits
-    g    = d loss / d theta,   ||g|| = sqrt(sum of squares over every parameter)
+    g    = d loss / d theta,   ||g|| = sqrt(sum of squares over every parameter)  (optax.tree.norm)
 
 Shared by the reference loop (:mod:`lnworked.stress.reference`) and the compiled fast
 path (:mod:`lnworked.stress.train`), so both compute the same arithmetic.
@@ -36,6 +36,6 @@ def make_step(model, optimizer):
         loss, grads = jax.value_and_grad(loss_fn)(params, source, target)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = apply_rate(params, updates, learning_rate)
-        return params, opt_state, loss, optax.global_norm(grads)
+        return params, opt_state, loss, optax.tree.norm(grads)
 
     return step

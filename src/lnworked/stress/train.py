@@ -16,7 +16,10 @@ interrupt (Ctrl-C) return everything computed so far.
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Callable, Sequence
 
 import jax
@@ -170,14 +173,17 @@ def train(
     device="auto",
     *,
     batch_runs: bool = True,
+    parallel: bool = True,
     chunk_steps: int = DEFAULT_CHUNK,
     progress: Callable[[str, int, int, float], None] | None = None,
 ) -> StressResult:
     """Train the runs (default: the article's three) and return their logs.
 
-    Runs are grouped by topology; a group's runs share one compilation and, with
-    ``batch_runs``, one ``vmap``-ed program. ``progress(name, step, steps, loss)`` is
-    called after each chunk. Ctrl-C returns what was computed so far (``interrupted``).
+    Runs are grouped by topology (Pre-LN, Post-LN); a group's runs share one compilation
+    and, with ``batch_runs``, one ``vmap``-ed program. With ``parallel`` the groups run in
+    threads, so their compilations (which release the GIL) overlap. ``progress(name,
+    step, steps, loss)`` is called after each chunk. Ctrl-C returns what was computed so
+    far (``interrupted``): each group stops after its current chunk.
     """
     config = StressConfig() if config is None else config
     runs = tuple(default_runs(config) if runs is None else runs)
@@ -185,34 +191,63 @@ def train(
     started = time.perf_counter()
     sources, targets = make_batches(config)
     rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs])
-    logs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    interrupted = False
-    try:
+    groups = [[i for i, r in enumerate(runs) if r.pre_norm == pre] for pre in dict.fromkeys(r.pre_norm for r in runs)]
+    logs = [[] for _ in groups]
+    stop = threading.Event()
+
+    def run_group(g):
+        members = groups[g]
+
+        def on_chunk(local, done, losses):
+            if progress is not None:
+                for k, j in enumerate(local):
+                    progress(runs[members[j]].name, done, config.steps, float(losses[k][-1]))
+            if stop.is_set():
+                raise KeyboardInterrupt
+
         with jax.default_device(device):
-            for pre_norm in dict.fromkeys(r.pre_norm for r in runs):
-                members = [i for i, r in enumerate(runs) if r.pre_norm == pre_norm]
-                init = init_params(config, pre_norm)
-                log: list = []
+            init = init_params(config, runs[members[0]].pre_norm)
+            train_group(config, runs[members[0]].pre_norm, [init] * len(members), sources, targets,
+                        rates[members], batched=batch_runs, chunk_steps=chunk_steps, on_chunk=on_chunk,
+                        log=logs[g])
 
-                def on_chunk(local, done, losses, members=members):
-                    if progress is not None:
-                        for k, j in enumerate(local):
-                            progress(runs[members[j]].name, done, config.steps, float(losses[k][-1]))
-
-                try:
-                    train_group(config, pre_norm, [init] * len(members), sources, targets,
-                                rates[members], batched=batch_runs, chunk_steps=chunk_steps,
-                                on_chunk=on_chunk, log=log)
-                finally:
-                    losses, norms = collect(log, len(members))
-                    for k, i in enumerate(members):
-                        logs[i] = (losses[k], norms[k])
-    except KeyboardInterrupt:
-        interrupted = True
+    interrupted = _run_all(run_group, len(groups), parallel, stop)
     results = []
-    for i, spec in enumerate(runs):
-        loss, norm = logs.get(i, (np.zeros(0, np.float32), np.zeros(0, np.float32)))
-        loss, norm, diverged = cut_at_divergence(loss, norm)
-        results.append(RunResult(spec, loss, norm, rates[i, : len(loss)], diverged))
+    for g, members in enumerate(groups):
+        losses, norms = collect(logs[g], len(members))
+        for k, i in enumerate(members):
+            loss, norm, diverged = cut_at_divergence(losses[k], norms[k])
+            results.append((i, RunResult(runs[i], loss, norm, rates[i, : len(loss)], diverged)))
+    results = [r for _, r in sorted(results, key=lambda pair: pair[0])]
     seconds = time.perf_counter() - started
     return StressResult(config, describe_device(device), seconds, results, interrupted)
+
+
+def _run_all(job, count: int, parallel: bool, stop: threading.Event) -> bool:
+    """Run ``job(0..count-1)`` (in threads if ``parallel``); True if interrupted (Ctrl-C)."""
+    if not parallel or count == 1:
+        try:
+            for g in range(count):
+                job(g)
+        except KeyboardInterrupt:
+            return True
+        return False
+    interrupted = False
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(job, g) for g in range(count)]
+        for future in futures:
+            while True:
+                try:
+                    future.result(timeout=0.2)
+                    break
+                except FuturesTimeout:
+                    continue
+                except KeyboardInterrupt:
+                    interrupted = True
+                    stop.set()
+                    try:
+                        future.result()
+                    except KeyboardInterrupt:
+                        pass
+                    break
+    return interrupted

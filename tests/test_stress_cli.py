@@ -1,0 +1,98 @@
+"""``lnworked stress`` and ``lnworked stress sweep``: outputs, bad arguments, interrupts."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from lnworked.cli import main
+from lnworked.stress import cli as stress_cli
+from lnworked.stress.sweep import SWEEP_COLUMNS, read_sweep_csv
+
+SMALL = ["--device", "cpu", "--layers", "1", "--steps", "6"]
+
+
+def test_stress_writes_csv_figure_and_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["stress", *SMALL, "--warmup", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "device: cpu" in printed and "article loss" in printed
+    with (out / "stress.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["run", "step", "loss", "gradient_norm", "learning_rate"]
+    assert len(rows) == 3 * 6
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["device"].startswith("cpu") and summary["config"]["layers"] == 1
+    assert isinstance(summary["seconds"], float)
+    assert [r["pre_norm"] for r in summary["runs"]] == [True, False, False]
+    assert [r["warmup_steps"] for r in summary["runs"]] == [0, 0, 3]
+    for run in summary["runs"]:
+        assert set(run) >= {"name", "pre_norm", "warmup_steps", "final_loss", "max_gradient_norm", "diverged_at"}
+        last = [r for r in rows if r["run"] == run["name"]][-1]
+        assert run["final_loss"] == pytest.approx(float(last["loss"]))
+    assert (out / "stress.png").read_bytes()[:4] == b"\x89PNG"
+    assert b"<svg" in (out / "stress.svg").read_bytes()[:500]
+
+
+@pytest.mark.parametrize(
+    "args, word",
+    [(["--layers", "0"], "layers"), (["--steps", "-5"], "steps"), (["--lr=-1e-3"], "lr"),
+     (["--steps", "10", "--warmup", "11"], "warmup"), (["--seed", "-1"], "seed")],
+)
+def test_bad_arguments_exit_2_with_one_line(args, word, tmp_path, capsys):
+    assert main(["stress", "--device", "cpu", *args, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and word in err and "Traceback" not in err
+
+
+def test_unwritable_output_exits_2(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert main(["stress", *SMALL, "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "out" in err
+
+
+def test_gpu_request_without_gpu_exits_2(monkeypatch, capsys, tmp_path):
+    def no_gpu(backend=None):
+        raise RuntimeError("Unknown backend gpu")
+
+    monkeypatch.setattr(stress_cli.select_device.__globals__["jax"], "devices", no_gpu)
+    assert main(["stress", "--device", "gpu", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "jax[cuda12]" in err
+
+
+def test_interrupt_writes_partial_outputs(monkeypatch, tmp_path):
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stress_cli, "_progress", interrupt)
+    out = tmp_path / "partial"
+    assert main(["stress", *SMALL, "--chunk", "2", "--out", str(out)]) == 130
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interrupted"] is True
+    assert 0 < sum(r["steps_done"] for r in summary["runs"]) < 3 * 6
+
+
+def test_sweep_writes_tidy_csv_and_provenance(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    code = main(["stress", "sweep", "--device", "cpu", "--depths", "1", "2", "--lrs", "1e-3", "4e-3",
+                 "--seeds", "1", "--steps", "4", "--out", str(out)])
+    assert code == 0
+    rows = read_sweep_csv(out / "sweep.csv")
+    assert len(rows) == 2 * 2 * 1 * 3
+    assert {(r["layers"], r["learning_rate"], r["variant"]) for r in rows} == {
+        (d, lr, v) for d in (1, 2) for lr in (1e-3, 4e-3) for v in ("Pre-LN", "Post-LN", "Post-LN + warmup")}
+    assert list(csv.DictReader((out / "sweep.csv").open(encoding="utf-8")).fieldnames) == list(SWEEP_COLUMNS)
+    info = json.loads((out / "sweep-provenance.json").read_text(encoding="utf-8"))
+    assert info["command"].startswith("lnworked stress sweep --depths 1 2")
+    assert info["device"].startswith("cpu") and info["versions"]["jax"] and info["runs"] == len(rows)
+    assert (out / "sweep.png").exists() and (out / "sweep.svg").exists()
+
+
+def test_sweep_bad_arguments_exit_2(tmp_path, capsys):
+    assert main(["stress", "sweep", "--device", "cpu", "--depths", "0", "--out", str(tmp_path)]) == 2
+    assert "layers" in capsys.readouterr().err
