@@ -179,3 +179,12 @@ def test_a_shorter_run_separates_the_three():
     assert post.final_loss > 1.0
     assert pre.final_loss < warm.final_loss < 1.0
     assert all(r.diverged_at is None for r in result.runs)
+
+
+def test_seed_runs_batch_seeds_with_their_own_init_and_data():
+    from lnworked.stress.sweep import seed_runs
+
+    runs = seed_runs(SHORT, [7, 8], pre_norm=False, device="cpu")
+    alone = train(SHORT, [default_runs(SHORT)[1]], device="cpu").runs[0]
+    np.testing.assert_allclose(runs[7].loss, alone.loss, rtol=2e-5, atol=1e-6)
+    assert abs(runs[8].loss[0] - runs[7].loss[0]) > 1e-4

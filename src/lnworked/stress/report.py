@@ -107,8 +107,9 @@ def curves_figure(result: StressResult, with_article: bool = True):
         ax.set_ylabel(ylabel, fontsize=FONT["label"])
     ax_loss.legend(fontsize=FONT["legend"] - 1, frameon=False, loc="lower left")
     if with_article:
-        ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1, label="article's run (dashed)")
-        ax_norm.legend(fontsize=FONT["legend"] - 1, frameon=False, loc="upper right")
+        (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1)
+        ax_norm.legend([dashed], ["the article's runs (dashed)"], fontsize=FONT["legend"] - 1, frameon=False,
+                       loc="upper right")
     return fig
 
 

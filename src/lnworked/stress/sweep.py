@@ -27,7 +27,7 @@ from lnworked.stress.model import init_params
 from lnworked.stress.optim import learning_rates
 from lnworked.stress.train import DEFAULT_CHUNK, collect, cut_at_divergence, train_group
 
-__all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "write_sweep_csv", "read_sweep_csv",
+__all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "seed_runs", "write_sweep_csv", "read_sweep_csv",
            "SWEEP_COLUMNS"]
 
 
@@ -143,3 +143,28 @@ def read_sweep_csv(path) -> list[dict]:
              "diverged_at": lambda v: int(v) if v else None, "variant": str}
     with Path(path).open(encoding="utf-8") as handle:
         return [{k: kinds[k](v) for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False, warmup: int = 0,
+              device="auto", *, chunk_steps: int = DEFAULT_CHUNK) -> dict:
+    """One kind of run under several seeds (each its own initial weights and data), batched
+    with ``vmap``; ``{seed: RunResult}`` with full per-step logs."""
+    from lnworked.stress.config import RunSpec
+    from lnworked.stress.results import RunResult
+
+    seeds = _check_list(seeds, "seeds", lambda s: config.replace(seed=s))
+    warmup = check_warmup(warmup, config.steps)
+    device = select_device(device) if isinstance(device, str) else device
+    data = [make_batches(config.replace(seed=s)) for s in seeds]
+    schedule = np.stack([learning_rates(config.learning_rate, config.steps, warmup)] * len(seeds))
+    with jax.default_device(device):
+        inits = [init_params(config.replace(seed=s), pre_norm) for s in seeds]
+        log = train_group(config, pre_norm, inits, np.stack([d[0] for d in data]), np.stack([d[1] for d in data]),
+                          schedule, batched=True, chunk_steps=chunk_steps)
+    losses, norms = collect(log, len(seeds))
+    name = ("Pre-Norm" if pre_norm else "Post-Norm") + (f" · {warmup}-step warmup" if warmup else " · no warmup")
+    runs = {}
+    for seed, rate, loss, norm in zip(seeds, schedule, losses, norms):
+        loss, norm, diverged = cut_at_divergence(loss, norm)
+        runs[seed] = RunResult(RunSpec(name, pre_norm, warmup), loss, norm, rate[: len(loss)], diverged)
+    return runs
