@@ -196,7 +196,7 @@ def seed001_practice() -> Example:
     """Practice question 2: factor 0.8 per layer over 12 layers, ``0.8^12``."""
     value = gradient_factor(0.8, 12)
     return Example(
-        id="001-practice-0.8-12-layers", seed=SEEDS["001"],
+        id="001-practice-12-layers", seed=SEEDS["001"],
         title="Practice: 0.8 per layer over 12 layers", inputs={"per_layer": 0.8, "layers": 12},
         computed=value, stated=None, agrees=None, steps=[("0.8^12", value)],
         note="The seed asks the question without an answer.",
