@@ -22,13 +22,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def build(book: Path) -> float:
     """Seconds for ``jupyter-book build BOOK -n -W --keep-going``; raises if the build fails."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "jupyter_book.cli.main", "build", str(book), "-n", "-W", "--keep-going"],
+        [str(bin_dir / "jupyter-book"), "build", str(book), "-n", "-W", "--keep-going"],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if not (book / "_build" / "html" / "index.html").exists():
+        raise RuntimeError(f"the build of {book} wrote no HTML")
+    return seconds
 
 
 def main(argv=None) -> int:

@@ -2,12 +2,11 @@
 
 `make test` builds the book first (`make book`: execution on, `-n -W --keep-going`) and
 keeps the log in book/_build/build.log; these tests read that build. Run directly without a
-build, the `html` fixture builds the book once.
+build, the `html` fixture builds the book once and writes the same log.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -26,16 +25,9 @@ CHAPTERS = BOOK / "chapters"
 
 sys.path.insert(0, str(ROOT / "tools"))
 import sync_notebooks  # noqa: E402
+from book_toc import toc_files  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc["parts"]:
-        files += [chapter["file"] for chapter in part["chapters"]]
-    return files
 
 
 def chapter_notebooks() -> list[Path]:
@@ -45,10 +37,11 @@ def chapter_notebooks() -> list[Path]:
 @pytest.fixture(scope="session")
 def html() -> Path:
     if not (HTML / "index.html").exists():
-        subprocess.run(
-            [sys.executable, "-m", "jupyter_book.cli.main", "build", str(BOOK), "-n", "-W", "--keep-going"],
-            check=True,
-        )
+        jupyter_book = Path(sys.executable).parent / "jupyter-book"
+        build = subprocess.run([str(jupyter_book), "build", str(BOOK), "-n", "-W", "--keep-going"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        (BOOK / "_build" / "build.log").write_text(build.stdout, encoding="utf-8")
+        assert build.returncode == 0, build.stdout[-3000:]
     return HTML
 
 

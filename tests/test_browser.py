@@ -18,9 +18,7 @@ Without Chromium the tests skip, naming the Debian package; under ``CI=true`` th
 from __future__ import annotations
 
 import io
-import json
 import os
-import re
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +32,7 @@ import yaml
 from PIL import Image
 
 from browser_support import BookServer, missing_browser, network_events, start_chromium
+from book_toc import toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -42,14 +41,6 @@ OUT = ROOT / "test-output" / "browser"
 PHONE = (390, 844)
 
 pytestmark = pytest.mark.slow
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc["parts"]:
-        files += [chapter["file"] for chapter in part["chapters"]]
-    return files
 
 
 PAGES = toc_files()

@@ -12,7 +12,6 @@ import json
 import platform
 import sys
 from importlib import metadata
-from pathlib import Path
 
 from lnworked.stress.config import NORM_CHOICES, StressConfig, default_runs
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device

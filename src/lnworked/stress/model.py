@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from lnworked.stress.config import StressConfig
 
-__all__ = ["CausalSelfAttention", "Block", "TinyLM", "make_model", "init_params", "NORM_LAYERS"]
+__all__ = ["causal_self_attention", "Block", "TinyLM", "make_model", "init_params", "NORM_LAYERS"]
 
 NORM_LAYERS = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
 
