@@ -18,6 +18,7 @@ __all__ = [
     "as_array",
     "check_vector_args",
     "check_eps",
+    "check_int",
     "check_depth",
     "check_positive",
     "check_fraction",
@@ -115,11 +116,19 @@ def check_eps(eps) -> None:
         raise ValueError(f"eps: must be a finite number >= 0, got {eps!r}")
 
 
+def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (not a bool) with ``minimum <= value <= maximum`` where those bounds are given."""
+    bounds = " ".join(part for part in (
+        f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if part)
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or (minimum is not None and value < minimum) or (maximum is not None and value > maximum)):
+        raise ValueError(f"{name}: must be an integer{' ' + bounds if bounds else ''}, got {value!r}")
+    return int(value)
+
+
 def check_depth(value, name: str = "layers") -> int:
     """A depth (number of layers or additions) must be an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
-    return int(value)
+    return check_int(value, name, minimum=1)
 
 
 def check_positive(value, name: str) -> float:
