@@ -118,11 +118,15 @@ def check_eps(eps) -> None:
 
 def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer (not a bool) with ``minimum <= value <= maximum`` where those bounds are given."""
-    bounds = " ".join(part for part in (
-        f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if part)
+    if minimum is not None and maximum is not None:
+        bounds = f" from {minimum} to {maximum}"
+    elif minimum is not None or maximum is not None:
+        bounds = f" >= {minimum}" if minimum is not None else f" <= {maximum}"
+    else:
+        bounds = ""
     if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
             or (minimum is not None and value < minimum) or (maximum is not None and value > maximum)):
-        raise ValueError(f"{name}: must be an integer{' ' + bounds if bounds else ''}, got {value!r}")
+        raise ValueError(f"{name}: must be an integer{bounds}, got {value!r}")
     return int(value)
 
 
