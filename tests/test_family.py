@@ -328,9 +328,19 @@ def test_format_family_table():
     html = format_family_table(rows)
     assert html.startswith("<table") and html.count("<tr>") == len(rows) + 1
     md = format_family_table(rows, fmt="markdown")
-    assert md.count("\n") == len(rows) + 2 and "| Post-LN |" in md
+    lines = md.rstrip("\n").split("\n")
+    assert len(lines) == len(rows) + 2 and set(lines[1]) <= set("|-: ")
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    assert cells[0][0] == "variant" and len(cells[0]) == 6
+    for row, line in zip(rows, cells[2:]):
+        assert line[0] == row["label"]
+        assert line[1] == f"`{row['formula']}`"  # code, so underscores are not emphasis
+        assert line[2] == ("yes" if row["identity_path"] else "no")
+        assert float(line[5]) == pytest.approx(row["input_grad_norm"], rel=5e-3)
     with pytest.raises(ValueError, match="fmt"):
         format_family_table(rows, fmt="latex")
+    with pytest.raises(ValueError, match="^digits:"):
+        format_family_table(rows, digits=0)
 
 
 def test_speed_of_the_default_profile():

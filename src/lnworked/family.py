@@ -57,10 +57,11 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
+from tabulate import tabulate
 
 from lnworked.blocks import MLP, _gelu, _gelu_derivative, _norm, post_ln, post_ln_jacobian, pre_ln, pre_ln_jacobian
 from lnworked.norms import DEFAULT_EPS
-from lnworked.validation import array_module, as_array, check_depth, check_positive
+from lnworked.validation import array_module, as_array, check_depth, check_int, check_positive
 
 __all__ = [
     "deepnorm_constants",
@@ -331,12 +332,6 @@ class StackProfile:
         return float(self.input_grad_norm[-1])
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 MAX_LAYERS = 256
 MAX_WIDTH = 256
 
@@ -345,10 +340,10 @@ def _check_stack_args(layers, width, seed, branch_scale):
     layers = check_depth(layers, "layers")
     if layers > MAX_LAYERS:
         raise ValueError(f"layers: at most {MAX_LAYERS} (a toy stack), got {layers}")
-    width = _check_int(width, "width", 2)
+    width = check_int(width, "width", minimum=2)
     if width > MAX_WIDTH:
         raise ValueError(f"width: at most {MAX_WIDTH} (a toy stack), got {width}")
-    seed = _check_int(seed, "seed", 0)
+    seed = check_int(seed, "seed", minimum=0)
     branch_scale = check_positive(branch_scale, "branch_scale")
     return layers, width, seed, branch_scale
 
@@ -388,8 +383,6 @@ def stack_profile(variant, layers: int, width: int = 16, seed: int = 0, branch_s
     spec = _variant(variant)
     layers, width, seed, branch_scale = _check_stack_args(layers, width, seed, branch_scale)
     x, readout, sublayers = _stack_inputs(layers, width, seed, branch_scale, spec)
-    final_fn = _norm(spec.final) if spec.final else None
-
     stream_rms = [_rms(x)]
     grads = []
     transport = np.eye(width)  # d x_l / d x_0
@@ -397,9 +390,9 @@ def stack_profile(variant, layers: int, width: int = 16, seed: int = 0, branch_s
         transport = spec.jacobian(x, sublayer, layers) @ transport
         x = spec.block(x, sublayer, layers)
         stream_rms.append(_rms(x))
-        upstream = final_fn[1](x).T @ readout if final_fn else readout
+        upstream = final_norm_jacobian(x, spec.final).T @ readout if spec.final else readout
         grads.append(float(np.linalg.norm(transport.T @ upstream)))
-    output = final_fn[0](x) if final_fn else x
+    output = final_norm(x, spec.final) if spec.final else x
     return StackProfile(
         variant=spec.name,
         layers=layers,
@@ -493,15 +486,13 @@ def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
     """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table."""
     if fmt not in ("html", "markdown"):
         raise ValueError(f"fmt: must be 'html' or 'markdown', got {fmt!r}")
-    digits = _check_int(digits, "digits", 1)
+    digits = check_int(digits, "digits", minimum=1)
     if fmt == "markdown":
-        lines = ["| " + " | ".join(title for _, title in _COLUMNS) + " |",
-                 "|" + "---|" * len(_COLUMNS)]
-        for row in rows:
-            cells = [_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS]
-            cells[1] = f"`{cells[1]}`"  # the formula, as code: its underscores are not emphasis
-            lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines) + "\n"
+        cells = [[_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS] for row in rows]
+        for row in cells:
+            row[1] = f"`{row[1]}`"  # the formula, as code: its underscores are not emphasis
+        return tabulate(cells, headers=[title for _, title in _COLUMNS], tablefmt="github",
+                        disable_numparse=True) + "\n"
     import html
 
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
