@@ -18,7 +18,9 @@ from lnworked.blocks import (
     MLP,
     Linear,
     autodiff_jacobian,
+    block_singular_values,
     input_gradient,
+    jacobian_singular_value_samples,
     post_ln,
     post_ln_jacobian,
     pre_ln,
@@ -237,3 +239,52 @@ def test_unknown_placement_raises_naming_placement():
 def test_bad_upstream_gradient_raises_naming_upstream(upstream):
     with pytest.raises(ValueError, match=r"^upstream:"):
         input_gradient(np.eye(D), upstream)
+
+
+# --- singular values of the block Jacobians ------------------------------------------------------
+
+
+def test_block_singular_values_are_those_of_the_autodiff_jacobians():
+    f = MLP.random(D, HIDDEN, seed=4)
+    x = np.array([[0.7, -1.2, 2.0, 0.4], [3.0, -5.0, 1.0, 8.0], [0.1, 0.2, -0.3, 0.05]])
+    pre, post = block_singular_values(x, f)
+    for row, sv_pre, sv_post in zip(x, pre, post):
+        for placement, values in (("pre", sv_pre), ("post", sv_post)):
+            expected = np.linalg.svd(autodiff_jacobian(placement, row, f), compute_uv=False)
+            np.testing.assert_allclose(values, expected, rtol=1e-9, atol=1e-12, err_msg=placement)
+            assert np.all(np.diff(values) <= 0), "descending"
+
+
+def test_jacobian_singular_value_samples_follow_the_documented_protocol():
+    d, samples, seed = 6, 20, 3
+    pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.uniform(0.0, 1.0, (samples, 1))
+    x = scale * rng.normal(0.0, 1.0, (samples, d))
+    f = MLP.random(d, 4 * d, seed=seed)
+    expected_pre, expected_post = block_singular_values(x, f)
+    np.testing.assert_array_equal(pre, expected_pre)
+    np.testing.assert_array_equal(post, expected_post)
+    np.testing.assert_allclose(sigma, [np.std(row + f(row)) for row in x])
+    assert np.all((1 <= scale) & (scale <= 10))
+
+
+def test_post_ln_has_two_near_zero_singular_values_and_scales_like_one_over_sigma():
+    pre, post, sigma = jacobian_singular_value_samples(d=8, samples=50, seed=1)
+    assert pre.shape == post.shape == (50, 8) and sigma.shape == (50,)
+    near_zero = post < 1e-4 * post[:, :1]
+    assert np.all(near_zero.sum(axis=1) == 2), "LN removes exactly the mean and scale directions"
+    assert pre.min() > 1e-3, "Pre-LN keeps the identity term: no direction is lost"
+    # Post-LN's largest singular value shrinks as sigma grows: strongly anti-correlated.
+    assert np.corrcoef(np.log(sigma), np.log(post[:, 0]))[0, 1] < -0.8
+    # Pre-LN passes the ones direction unchanged (J 1 = 1), so its largest singular value is
+    # at least 1 at every input, and it varies far less over the tenfold range of scales.
+    assert np.all(pre[:, 0] >= 1 - 1e-12)
+    assert pre[:, 0].max() / pre[:, 0].min() < 0.25 * post[:, 0].max() / post[:, 0].min()
+
+
+@pytest.mark.parametrize("kwargs, name", [({"d": 1}, "d"), ({"samples": 0}, "samples"), ({"seed": -1}, "seed"),
+                                          ({"d": 4.0}, "d")])
+def test_jacobian_singular_value_samples_rejects_bad_arguments_by_name(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name}:"):
+        jacobian_singular_value_samples(**kwargs)

@@ -17,6 +17,7 @@ from lnworked.depth import (
     depth_below,
     gradient_factor,
     gradient_factors,
+    post_ln_stream_std,
     residual_std,
     residual_variance,
     residual_variance_monte_carlo,
@@ -176,3 +177,49 @@ def test_residual_variance_and_std_reject_bad_arguments_by_name(kwargs, name):
 def test_monte_carlo_rejects_bad_arguments_by_name(args, name):
     with pytest.raises(ValueError, match=rf"^{name}:"):
         residual_variance_monte_carlo(*args)
+
+
+# --- the Post-LN stream -------------------------------------------------------------------------------
+
+
+def test_post_ln_stream_std_is_exactly_one_without_eps():
+    np.testing.assert_allclose(post_ln_stream_std(40, 3.0, samples=500, seed=2, eps=0.0), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("v", [0.25, 1.0, 4.0])
+def test_post_ln_stream_std_falls_short_of_one_by_about_eps_over_two_one_plus_v(v):
+    """std = sqrt(s^2 / (s^2 + eps)) with s^2 ~ 1 + v, so 1 - std ~ eps / (2 (1 + v))."""
+    eps = 1e-3
+    stds = post_ln_stream_std(30, v, samples=4000, seed=5, eps=eps)
+    shortfall = 1 - stds
+    assert np.all(shortfall > 0)
+    np.testing.assert_allclose(shortfall, eps / (2 * (1 + v)), rtol=0.2)
+
+
+def test_post_ln_stream_stays_at_one_while_pre_ln_grows_like_sqrt_n():
+    """Same additions: Pre-LN's Monte Carlo variance is within 6 standard errors of N v
+    (:func:`residual_variance_monte_carlo`), Post-LN's std stays 1, so their ratio is ~sqrt(N v)."""
+    v, samples, seed = 2.0, 4000, 7
+    post = post_ln_stream_std(64, v, samples, seed)
+    for n in (1, 4, 16, 64):
+        pre_variance = residual_variance_monte_carlo(n, v, samples, seed)
+        assert abs(pre_variance - n * v) <= 6 * n * v * math.sqrt(2 / (samples - 1))
+        assert post[n - 1] == pytest.approx(1.0, abs=1e-5)
+        assert math.sqrt(pre_variance) / post[n - 1] == pytest.approx(residual_std(n, v), rel=0.15)
+
+
+def test_post_ln_stream_std_is_reproducible_by_seed():
+    a = post_ln_stream_std(5, samples=100, seed=3, eps=1e-2)
+    np.testing.assert_array_equal(a, post_ln_stream_std(5, samples=100, seed=3, eps=1e-2))
+    assert not np.array_equal(a, post_ln_stream_std(5, samples=100, seed=4, eps=1e-2))
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"additions": 0}, "additions"), ({"additions": 3, "branch_variance": 0.0}, "branch_variance"),
+     ({"additions": 3, "samples": 1}, "samples"), ({"additions": 3, "seed": -1}, "seed"),
+     ({"additions": 3, "eps": -1.0}, "eps")],
+)
+def test_post_ln_stream_std_rejects_bad_arguments_by_name(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name}:"):
+        post_ln_stream_std(**kwargs)

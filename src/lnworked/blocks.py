@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnworked.norms import DEFAULT_EPS, NORMS
-from lnworked.validation import array_module, as_array
+from lnworked.validation import array_module, as_array, check_int
 
 __all__ = [
     "Linear",
@@ -28,6 +28,8 @@ __all__ = [
     "autodiff_jacobian",
     "input_gradient",
     "BLOCKS",
+    "block_singular_values",
+    "jacobian_singular_value_samples",
 ]
 
 
@@ -148,3 +150,37 @@ def input_gradient(jacobian, upstream):
             f"{jacobian.shape[-2]} outputs"
         )
     return np.einsum("...ij,...i->...j", jacobian, upstream)
+
+
+def block_singular_values(x, sublayer, norm: str = "layer", eps: float = DEFAULT_EPS):
+    """Singular values (descending) of the Pre-LN and Post-LN block Jacobians at each row of ``x``.
+
+    Returns ``(pre, post)``, each of shape ``(..., d)``: ``svd(I + J_F(N x) J_N(x))`` and
+    ``svd(J_N(x + F(x)) (I + J_F(x)))``. ``J_N`` of LayerNorm removes the mean direction
+    ``1`` and (up to ``eps``) the radial direction ``x_hat``, so Post-LN has two (near-)zero
+    singular values and the rest scale like ``1 / sigma``, ``sigma = std(x + F(x))``.
+    """
+    pre = np.linalg.svd(pre_ln_jacobian(x, sublayer, norm, eps), compute_uv=False)
+    post = np.linalg.svd(post_ln_jacobian(x, sublayer, norm, eps), compute_uv=False)
+    return pre, post
+
+
+def jacobian_singular_value_samples(d: int = 16, samples: int = 200, seed: int = 0):
+    """:func:`block_singular_values` of LayerNorm blocks at ``samples`` random inputs.
+
+    With ``rng = numpy.random.default_rng(seed)``: scales ``c = 10 ** rng.uniform(0, 1, (samples, 1))``
+    (log-uniform in [1, 10], a residual stream of std 1 to 10), then inputs
+    ``x = c * rng.normal(0, 1, (samples, d))``; sublayer ``MLP.random(d, 4 d, seed)``.
+    Returns ``(pre, post, sigma)``: arrays of shape ``(samples, d)`` (singular values,
+    descending) and the std ``sigma`` of ``x + F(x)`` per input, which Post-LN's norm divides by.
+    """
+    d = check_int(d, "d", minimum=2)
+    samples = check_int(samples, "samples", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.uniform(0.0, 1.0, (samples, 1))
+    x = scale * rng.normal(0.0, 1.0, (samples, d))
+    sublayer = MLP.random(d, 4 * d, seed=seed)
+    pre, post = block_singular_values(x, sublayer)
+    sigma = np.std(x + sublayer(x), axis=-1)
+    return pre, post, sigma

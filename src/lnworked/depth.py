@@ -21,7 +21,8 @@ import numbers
 
 import numpy as np
 
-from lnworked.validation import check_depth, check_fraction, check_positive
+from lnworked.norms import DEFAULT_EPS, layer_norm
+from lnworked.validation import check_depth, check_fraction, check_int, check_positive
 
 __all__ = [
     "gradient_factor",
@@ -30,6 +31,7 @@ __all__ = [
     "residual_variance",
     "residual_std",
     "residual_variance_monte_carlo",
+    "post_ln_stream_std",
 ]
 
 
@@ -94,3 +96,31 @@ def residual_variance_monte_carlo(
     for _ in range(additions):
         stream += rng.normal(0.0, math.sqrt(v), samples)
     return float(stream.var())
+
+
+def post_ln_stream_std(
+    additions: int, branch_variance: float = 1.0, samples: int = 4000, seed: int = 0, eps: float = DEFAULT_EPS
+) -> np.ndarray:
+    """Std of a Post-LN residual stream after each of ``N = additions`` additions (Monte Carlo).
+
+    Over ``samples`` features, with ``rng = numpy.random.default_rng(seed)``::
+
+        x_0 = LN(z),  z ~ Normal(0, I);      x_k = LN(x_{k-1} + h_k),  h_k ~ Normal(0, v I) i.i.d.
+
+    (LayerNorm without gamma, beta, with ``eps``). Returns ``[std(x_1), ..., std(x_N)]``. Each
+    is ``sqrt(s_k^2 / (s_k^2 + eps))`` with ``s_k^2`` the variance of ``x_{k-1} + h_k``
+    (about ``1 + v``): 1 exactly when ``eps = 0``, and below 1 by about ``eps / (2 (1 + v))``
+    otherwise, whatever ``N``. The norm on the stream undoes every addition, where Pre-LN's
+    stream grows as ``sqrt(N v)`` (:func:`residual_std`).
+    """
+    additions = check_depth(additions, "additions")
+    v = check_positive(branch_variance, "branch_variance")
+    samples = check_int(samples, "samples", minimum=2)
+    seed = check_int(seed, "seed", minimum=0)
+    rng = np.random.default_rng(seed)
+    x = layer_norm(rng.normal(0.0, 1.0, samples), eps=eps)
+    stds = []
+    for _ in range(additions):
+        x = layer_norm(x + rng.normal(0.0, math.sqrt(v), samples), eps=eps)
+        stds.append(float(np.std(x)))
+    return np.array(stds)
