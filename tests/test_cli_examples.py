@@ -52,7 +52,7 @@ def test_examples_prints_a_table_with_a_header_and_one_row_per_record(table, lib
     assert table.returncode == 0, table.stderr
     assert table.stderr == ""
     lines = table.stdout.rstrip("\n").splitlines()
-    assert lines[0].split() == ["id", "computed", "stated", "agrees"]
+    assert lines[0].split() == ["id", "result", "computed", "stated", "agrees"]
     assert len(lines) == 1 + len(library)
     assert [line.split()[0] for line in lines[1:]] == list(library)
 
@@ -82,8 +82,27 @@ def test_json_is_a_list_of_records_with_the_required_keys(as_json, library):
 def test_json_records_carry_the_librarys_values(as_json, library):
     for r in json.loads(as_json.stdout):
         expected = library[r["id"]].to_dict()
-        for key in REQUIRED_KEYS:
+        for key in REQUIRED_KEYS | {"quantities", "results"}:
             assert r[key] == expected[key], (r["id"], key)
+
+
+def test_json_names_every_quantity_and_the_results_among_them(as_json, library):
+    for r in json.loads(as_json.stdout):
+        record = library[r["id"]]
+        keys = [q["key"] for q in r["quantities"]]
+        assert keys == [*record.inputs, *record.steps], r["id"]
+        assert set(r["results"]) <= set(keys) and r["results"], r["id"]
+        for q in r["quantities"]:
+            assert q["label"] == record.quantity(q["key"]).label
+            # A seed number sits on the quantity it states, with that quantity's own verdict.
+            assert (q["stated"] is None) == (q["agrees"] is None), (r["id"], q["key"])
+
+
+def test_table_shows_the_results_labels(table, library):
+    rows = {line.split()[0]: line for line in table.stdout.splitlines()[1:]}
+    for example_id, record in library.items():
+        first_label = next(iter(record.results.values())).label
+        assert first_label[:20] in rows[example_id], example_id
 
 
 @pytest.mark.parametrize(

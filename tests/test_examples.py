@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lnworked.examples import SEEDS, Example, agrees_with_stated, all_examples, get_example, stated_unit
+from lnworked.examples import SEEDS, Example, Quantity, agrees_with_stated, all_examples, get_example, stated_unit
 from lnworked.symbolic import exact, exact_power, exact_sqrt, layer_norm_exact, layer_norm_jacobian_exact
 
 #: Every worked example the issue names.
@@ -80,22 +80,22 @@ def route_selfcheck1():
 
 #: id -> (the seed's inputs as the record must hold them, exact values in ``computed``'s order).
 ROUTES = {
-    "000-pre-ln-gradient": ({"x": X000, "upstream": ["0.5", "0.5"]}, lambda r: route_000_pre(r.inputs["eps"])),
-    "000-post-ln-gradient": ({"x": X000, "upstream": ["0.5", "0.5"]}, lambda r: route_000_post(r.inputs["eps"])),
+    "000-pre-ln-gradient": ({"x": X000, "upstream": ["0.5", "0.5"]}, lambda r: route_000_pre(r.value("eps"))),
+    "000-post-ln-gradient": ({"x": X000, "upstream": ["0.5", "0.5"]}, lambda r: route_000_post(r.value("eps"))),
     "001-three-blocks": ({"per_layer": "0.6", "layers": 3}, lambda r: [exact_power("0.6", 3)]),
     "001-twenty-four-layers": ({"per_layer": "0.6", "layers": 24}, lambda r: [exact_power("0.6", 24)]),
     "001-practice-12-layers": ({"per_layer": "0.8", "layers": 12}, lambda r: [exact_power("0.8", 12)]),
-    "004-ex1": ({"x": X004, "F(x)": F1}, lambda r: list(layer_norm_exact([a + b for a, b in zip(X004, F1)]))),
+    "004-ex1": ({"x": X004, "F_x": F1}, lambda r: list(layer_norm_exact([a + b for a, b in zip(X004, F1)]))),
     "004-ex2": ({"x": X004}, lambda r: [exact(a) + b for a, b in zip(X004, layer_norm_exact(X004))]),
     "004-ex3": ({"x": [5, 5, 5, 5]}, lambda r: list(layer_norm_exact([5, 5, 5, 5], eps="1e-5"))),
-    "004-ex4-post-ln": ({"x": [0, 0, 0, 0], "F(x)": F4, "eps": "1e-5"}, lambda r: route_ex4_post("1e-5")),
+    "004-ex4-post-ln": ({"x": [0, 0, 0, 0], "F_x": F4, "eps": "1e-5"}, lambda r: route_ex4_post("1e-5")),
     # Pre-LN with Post-LN's F, i.e. F(u) = 0 u + F4: x + F(LN(x)) with x = 0 and exact LN(0).
-    "004-ex4-pre-ln": ({"x": [0, 0, 0, 0], "F(0)": F4, "eps": "1e-5"},
+    "004-ex4-pre-ln": ({"x": [0, 0, 0, 0], "F_0": F4, "eps": "1e-5"},
                        lambda r: [0 + exact(f) + 0 * v for f, v in zip(F4, layer_norm_exact([0, 0, 0, 0], eps="1e-5"))]),
-    "004-ex5": ({"dF/dx": "0.3", "1/σ": "0.5", "layers": 10}, lambda r: [
+    "004-ex5": ({"dF_dx": "0.3", "inv_sigma": "0.5", "layers": 10}, lambda r: [
         1 + exact("0.3"), exact_power(1 + exact("0.3"), 10), exact("0.5") * (1 + exact("0.3")),
         exact_power(exact("0.5") * (1 + exact("0.3")), 10), 1 / exact_power(exact("0.5") * (1 + exact("0.3")), 10)]),
-    "004-ex6": ({"N": [1, 24, 96], "branch_variance": 1}, lambda r: [exact_sqrt(n) for n in (1, 24, 96)]),
+    "004-ex6": ({"L": [1, 24, 96], "branch_variance": 1}, lambda r: [exact_sqrt(n) for n in (1, 24, 96)]),
     "004-ex7": ({"per_layer": "0.65", "layers": 96}, lambda r: [exact_power("0.65", 96)]),
     "004-ex8": ({"x": [-2, 0, 2, 4], "gamma": [2, 2, 2, 2], "beta": [1, 1, 1, 1], "eps": 0},
                 lambda r: list(layer_norm_exact([-2, 0, 2, 4], 2, 1))),
@@ -148,7 +148,7 @@ def test_every_record_names_a_seed_and_has_agrees_only_where_the_seed_states_som
         assert isinstance(r, Example)
         assert r.seed in SEEDS.values(), r.id
         assert r.id[:3] in SEEDS and SEEDS[r.id[:3]] == r.seed, r.id
-        assert r.title and isinstance(r.inputs, dict), r.id
+        assert r.title and all(isinstance(q, Quantity) for q in r.quantities()), r.id
         assert (r.agrees is None) == (r.stated is None), r.id
         if r.agrees is False:
             assert r.note, f"{r.id}: an erratum must say why in its note"
@@ -159,7 +159,7 @@ def test_errata_are_exactly_the_four_known_records(records):
 
 
 def test_routes_cover_every_record_that_states_a_number(records):
-    numeric = {r.id for r in records.values() if r.stated is not None and not isinstance(r.stated, (str, dict))}
+    numeric = {r.id for r in records.values() if r.stated is not None and r.claim is None}
     assert numeric <= set(ROUTES)
 
 
@@ -167,7 +167,7 @@ def test_routes_cover_every_record_that_states_a_number(records):
 def test_record_inputs_are_the_seeds_inputs(records, example_id):
     expected, _ = ROUTES[example_id]
     for key, value in expected.items():
-        held = records[example_id].inputs[key]
+        held = records[example_id].inputs[key].value
         assert _flat([_as_float(exact(v)) for v in np.ravel(np.asarray(value, dtype=object))]) == _flat(held), key
 
 
@@ -198,7 +198,7 @@ def test_agrees_is_decided_honestly_against_the_exact_value(records, example_id)
 @pytest.mark.parametrize("example_id", CLAIMS)
 def test_claim_records_hold_and_are_labelled_as_holding(records, example_id):
     r = records[example_id]
-    assert isinstance(r.stated, (str, dict)) and r.agrees is True
+    assert r.claim is not None and r.agrees is True
 
 
 def test_block_jacobian_claim_reports_analytic_minus_autodiff_gaps_at_rounding_level(records):
@@ -215,7 +215,7 @@ def test_zero_homogeneity_and_unrolled_residual_claims_report_rounding_level_gap
 
 def test_stream_growth_claim_ratios_are_within_five_standard_errors_of_one(records):
     r = records["004-selfcheck-2"]
-    standard_error = math.sqrt(2 / (r.inputs["samples"] - 1))
+    standard_error = math.sqrt(2 / (r.value("samples") - 1))
     assert all(abs(ratio - 1) < 5 * standard_error for ratio in r.computed)
 
 
@@ -226,7 +226,7 @@ def test_epsilon_claim_shows_nan_without_eps_and_the_exact_zero_vector_with_it(r
 
 
 def test_ex3_steps_show_the_default_degenerate_error_message(records):
-    messages = [value for label, value in records["004-ex3"].steps if isinstance(value, str)]
+    messages = [q.value for q in records["004-ex3"].steps.values() if isinstance(q.value, str)]
     assert any("variance is 0" in m and "eps" in m for m in messages)
 
 
@@ -249,7 +249,7 @@ def test_every_stated_number_is_written_in_its_seed_text(records):
     texts = {name: (SEED_DIR / name).read_text(encoding="utf-8") for name in SEEDS.values()}
     numbers = {name: _numbers_in(text) for name, text in texts.items()}
     for r in records.values():
-        if r.stated is None or isinstance(r.stated, (str, dict)):
+        if r.stated is None or r.claim is not None:
             continue
         for value in np.ravel(np.asarray(r.stated, dtype=float)):
             assert any(math.isclose(abs(value), n, rel_tol=1e-12) for n in numbers[r.seed]), (r.id, value)

@@ -1,19 +1,23 @@
-"""Worked examples as book content: a registry record rendered as MyST Markdown.
+"""Worked examples as book content: a registry record rendered as MyST Markdown, and glued.
 
 Chapters call :func:`show_example` with a registry id; the page then carries the anchor
-``example-<id>`` (the book tests look for it), the inputs, each step, the result, the
-seed's stated value and, where the seed is wrong, an erratum admonition.
+``example-<id>`` (the book tests look for it), the inputs as maths, each step with its
+maths typeset, its value and why it is taken, the result, the seed's stated value and,
+where the seed is wrong, an erratum admonition. :func:`glue_example` glues every quantity
+of a record as ``<id>-<key>`` so that the prose can cite any of them by name.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
-from lnworked.examples import Example, all_examples, get_example
+from lnworked.examples import Example, Quantity, all_examples, get_example
 
-__all__ = ["format_value", "example_markdown", "erratum_markdown", "show_example", "errata"]
+__all__ = ["format_value", "example_markdown", "erratum_markdown", "show_example", "errata",
+           "numeric_errata", "tex_value", "glue_name", "glue_value", "glue_example"]
 
 
 def format_value(value, digits: int = 6) -> str:
@@ -22,7 +26,7 @@ def format_value(value, digits: int = 6) -> str:
         return "—"
     if isinstance(value, str):
         return value
-    if isinstance(value, dict):
+    if hasattr(value, "items"):
         return "; ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items())
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -39,23 +43,77 @@ def format_value(value, digits: int = 6) -> str:
     return "[" + "; ".join(format_value(row, digits) for row in array) + "]"
 
 
+def _stated_text(quantity: Quantity) -> str:
+    stated = quantity.stated
+    return stated if isinstance(stated, str) else "(" + ", ".join(stated) + ")"
+
+
 def erratum_markdown(example: Example) -> str:
-    """A MyST ``{admonition}`` with the seed's value beside the computed one."""
+    """A MyST ``{admonition}`` with the seed's value beside the computed one, linked to the example."""
     return (
         f":::{{admonition}} Erratum ({example.seed}): the seed states {format_value(example.stated)}\n"
         ":class: warning\n\n"
-        f"The library computes **{format_value(example.computed)}**. {example.note or ''}\n"
+        f"The library computes **{format_value(example.computed)}** "
+        f"([worked example `{example.id}`](#example-{example.id})). {example.note or ''}\n"
         ":::\n"
     )
+
+
+def tex_value(value, digits: int = 6) -> str | None:
+    """A number, vector or matrix as TeX (``None`` for text): vectors in parentheses,
+    matrices as ``pmatrix`` with 4 significant figures."""
+    if value is None or isinstance(value, str) or hasattr(value, "items"):
+        return None
+    array = np.asarray(value)
+    if array.dtype == object:
+        return None
+    if array.ndim == 2:
+        rows = [" & ".join(_tex_numbers(format_value(v, 4)) for v in row) for row in array]
+        return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
+    text = _tex_numbers(format_value(value, digits))
+    return text.replace("(", r"\left(", 1).replace(")", r"\right)") if array.ndim == 1 else text
+
+
+def _tex_numbers(text: str) -> str:
+    """``1e−05`` as ``1 \\times 10^{-5}`` and ``NaN`` as text, inside TeX."""
+    text = re.sub(r"e([−+])0*(\d+)", lambda m: r" \times 10^{" + ("-" if m.group(1) == "−" else "") + m.group(2) + "}", text)
+    return text.replace("NaN", r"\text{NaN}")
+
+
+def _input_line(quantity: Quantity) -> str:
+    tex = tex_value(quantity.value)
+    if quantity.tex and tex is not None:
+        return f"${quantity.tex} = {tex}$"
+    return f"{quantity.label}: {format_value(quantity.value)}"
+
+
+def _step_line(quantity: Quantity, result: bool) -> str:
+    tex, label = tex_value(quantity.value), quantity.label[:1].upper() + quantity.label[1:]
+    if quantity.tex and tex is not None:
+        shown = f"${quantity.tex} =$ **{format_value(quantity.value)}**" if result else f"${quantity.tex} = {tex}$"
+    elif quantity.tex:
+        shown = f"${quantity.tex}$: {format_value(quantity.value)}"
+    else:
+        shown = f"**{format_value(quantity.value)}**" if result else format_value(quantity.value)
+    line = f"1. {label}: {shown}"
+    if quantity.stated is not None:
+        mark = "agrees" if quantity.agrees else "**does not agree**"
+        line += f" (the seed states {_stated_text(quantity)}: {mark})"
+    if quantity.why:
+        line += f"  \n   *Why:* {quantity.why}"
+    return line
 
 
 def example_markdown(example_id: str) -> str:
     """One worked example as MyST Markdown, anchored ``example-<id>``."""
     example = get_example(example_id)
     lines = [f"(example-{example.id})=", f"**Worked example `{example.id}`: {example.title}**", ""]
-    lines += [f"- input {name} = {format_value(value)}" for name, value in example.inputs.items()]
-    lines += [f"- {label}: {format_value(value)}" for label, value in example.steps]
-    lines += ["", f"Result: **{format_value(example.computed)}**; the seed states {format_value(example.stated)}."]
+    lines += ["Given " + "; ".join(_input_line(q) for q in example.inputs.values()) + ".", ""]
+    lines += [_step_line(q, q.key in example.result_keys) for q in example.steps.values()]
+    if example.claim is not None:
+        claim = format_value(example.claim)
+        verdict = "holds" if example.holds else "**does not hold**"
+        lines += ["", f"The seed's claim, {claim}, {verdict} in the library's check."]
     if example.agrees is False:
         lines += ["", erratum_markdown(example)]
     elif example.note:
@@ -70,6 +128,54 @@ def show_example(example_id: str):
     display(Markdown(example_markdown(example_id)))
 
 
+def glue_name(example_id: str, key: str) -> str:
+    """The glue name of a quantity: ``<id>-<key>`` (``004-ex5-post_10``)."""
+    return f"{example_id}-{key}"
+
+
+def glue_value(value):
+    """What is glued for a value: a number as a float (so ``{glue:text}`name:.3g``` formats it),
+    an integer as an int, anything else as its :func:`format_value` text."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return format_value(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return format_value(value)
+
+
+def glue_example(example_id: str) -> Example:
+    """Glue every quantity of an example as ``<id>-<key>`` (not displayed); returns the record."""
+    from myst_nb import glue
+
+    example = get_example(example_id)
+    for quantity in example.quantities():
+        glue(glue_name(example.id, quantity.key), glue_value(quantity.value), display=False)
+    return example
+
+
 def errata() -> list[Example]:
     """The records whose seed text disagrees with the library."""
     return [example for example in all_examples() if example.agrees is False]
+
+
+def _numeric(value):
+    """A flat float array, or None when the value is not a number or a vector of numbers."""
+    if value is None or isinstance(value, (str, bool)) or hasattr(value, "items"):
+        return None
+    try:
+        array = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        return None
+    return array if np.all(np.isfinite(array)) else None
+
+
+def numeric_errata() -> list[tuple[Example, np.ndarray, np.ndarray]]:
+    """``(example, stated, computed)`` for each erratum whose stated and computed values are numbers."""
+    rows = []
+    for example in errata():
+        stated, computed = _numeric(example.stated), _numeric(example.computed)
+        if stated is not None and computed is not None and stated.size == computed.size:
+            rows.append((example, stated, computed))
+    return rows

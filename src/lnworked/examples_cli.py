@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from tabulate import tabulate
 
 from lnworked.examples import all_examples
 
@@ -13,12 +14,13 @@ _AGREES = {True: "yes", False: "NO (erratum)", None: "-"}
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("examples", help="list every worked example of the seed texts")
-    parser.add_argument("--json", action="store_true", help="print the records as a JSON list")
+    parser.add_argument("--json", action="store_true",
+                        help="print the records as a JSON list (with every named quantity)")
     parser.set_defaults(func=run)
 
 
 def _short(value, width: int = 44) -> str:
-    if isinstance(value, dict):
+    if hasattr(value, "items"):
         text = ", ".join(f"{k}: {_short(v, 20)}" for k, v in value.items())
     elif isinstance(value, (list, tuple, np.ndarray)) and not isinstance(value, str):
         text = "(" + ", ".join(_short(v, 12) for v in np.ravel(np.asarray(value, dtype=object))) + ")"
@@ -34,9 +36,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=False))
         return 0
-    rows = [("id", "computed", "stated", "agrees")]
-    rows += [(r.id, _short(r.computed), _short(r.stated), _AGREES[r.agrees]) for r in records]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    rows = [(r.id, _short("; ".join(q.label for q in r.results.values()), 40), _short(r.computed),
+             _short(r.stated), _AGREES[r.agrees]) for r in records]
+    print(tabulate(rows, headers=("id", "result", "computed", "stated", "agrees"), tablefmt="plain",
+                   disable_numparse=True))
     return 0
