@@ -1,8 +1,11 @@
-"""Tests for lnworked.figures: house style, rendering, and that plotted data are the library's."""
+"""lnworked.figures, lnworked.diagrams and lnworked.style: house style, rendering, and that plotted
+data are the library's."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,8 +13,9 @@ from matplotlib import _pylab_helpers
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
-from lnworked import figures
-from lnworked.depth import gradient_factors, residual_std, residual_variance_monte_carlo
+from lnworked import figures, style
+from lnworked.blocks import jacobian_singular_value_samples
+from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, residual_variance_monte_carlo
 from lnworked.examples import get_example
 from lnworked.norms import layer_norm
 
@@ -58,14 +62,46 @@ def test_figure_house_style_and_png(name):
 
 
 def test_new_figure_shapes_and_palette():
-    fig, ax = figures.new_figure(4, 3)
+    fig, ax = style.new_figure(4, 3)
     assert not isinstance(ax, np.ndarray) and ax.figure is fig
-    fig, axes = figures.new_figure(6, 3, ncols=3)
+    fig, axes = style.new_figure(6, 3, ncols=3)
     assert axes.shape == (3,)
-    fig, axes = figures.new_figure(6, 6, ncols=2, nrows=2)
+    fig, axes = style.new_figure(6, 6, ncols=2, nrows=2)
     assert axes.shape == (4,)
     for role in ("sublayer", "highway", "add", "norm", "identity", "violet", "orange", "magenta", "navy", "blue"):
-        to_rgba(figures.PALETTE[role])
+        to_rgba(style.PALETTE[role])
+
+
+def test_style_helpers_use_the_house_fonts():
+    fig, ax = style.new_figure(4, 3)
+    ax.plot([0, 1], [0, 1], label="a line")
+    style.title(ax, "a title", style.PALETTE["post"])
+    style.labels(ax, "x", "y")
+    style.legend(ax)
+    assert ax.title.get_fontsize() == style.FONT["title"]
+    assert to_rgba(ax.title.get_color()) == to_rgba(style.PALETTE["post"])
+    assert ax.xaxis.label.get_fontsize() == ax.yaxis.label.get_fontsize() == style.FONT["label"]
+    assert ax.get_legend().get_texts()[0].get_fontsize() == style.FONT["legend"]
+    assert style.figure_png(fig).startswith(b"\x89PNG")
+
+
+def test_the_style_module_does_not_import_the_books_maths():
+    """The stress figures import the house style; that must not pull in the book's maths."""
+    code = ("import sys, lnworked.style, lnworked.stress.figures; "
+            "print(sorted(m for m in sys.modules if m.startswith('lnworked')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(eval(done.stdout))  # a printed list of module names
+    assert "lnworked.style" in loaded
+    for heavy in ("lnworked.blocks", "lnworked.depth", "lnworked.examples", "lnworked.figures", "lnworked.norms"):
+        assert heavy not in loaded, f"importing the house style imported {heavy}"
+
+
+def test_chapters_figure_names_are_importable_from_figures():
+    for name in ("block_diagrams", "post_ln_bars", "pre_ln_bars", "gradient_over_depth", "residual_growth",
+                 "block_jacobian_singular_values", "epsilon_effect", "errata_chart", "family_profiles",
+                 "identity_path_diagram"):
+        assert name in figures.__all__ and callable(getattr(figures, name))
 
 
 # --- Diagrams --------------------------------------------------------------------------
@@ -192,21 +228,11 @@ def test_residual_growth_is_the_library():
     np.testing.assert_allclose(points.get_ydata(), expected)
     assert points.get_xdata()[0] == 1 and points.get_xdata()[-1] == 30
     (post,) = by_gid(ax, "post")
+    np.testing.assert_allclose(post.get_ydata(), post_ln_stream_std(30, 2.0, 500, 3 + 1))
     np.testing.assert_allclose(post.get_ydata(), 1.0, atol=1e-4)
 
 
 # --- Jacobians ---------------------------------------------------------------------------
-
-
-def test_jacobian_singular_value_samples():
-    pre, post, sigma = figures.jacobian_singular_value_samples(d=8, samples=50, seed=1)
-    assert pre.shape == post.shape == (50, 8) and sigma.shape == (50,)
-    near_zero = post < 1e-4 * post[:, :1]
-    assert np.all(near_zero.sum(axis=1) == 2), "LN removes exactly the mean and scale directions"
-    assert pre.min() > 1e-3
-    assert np.median(pre) == pytest.approx(1.0, abs=0.25)
-    # Post-LN's largest singular value shrinks as sigma grows: strongly anti-correlated.
-    assert np.corrcoef(np.log(sigma), np.log(post[:, 0]))[0, 1] < -0.8
 
 
 def test_block_jacobian_singular_values_histogram_counts():
@@ -216,6 +242,13 @@ def test_block_jacobian_singular_values_histogram_counts():
     counts_post = sum(p.get_height() for p in by_gid(hist, "hist-post"))
     assert counts_pre == counts_post == 200 * 16
     assert any("2 near-zero" in t.get_text() for t in hist.texts)
+    # the right panel plots blocks.jacobian_singular_value_samples' largest values against 1/sigma
+    pre, post, sigma = jacobian_singular_value_samples()
+    scaling = fig.axes[1]
+    for gid, values in (("post-largest", post[:, 0]), ("pre-largest", pre[:, 0])):
+        (points,) = by_gid(scaling, gid)
+        np.testing.assert_allclose(points.get_xdata(), 1 / sigma)
+        np.testing.assert_allclose(points.get_ydata(), values)
 
 
 # --- epsilon -----------------------------------------------------------------------------

@@ -1,287 +1,46 @@
-"""The book's matplotlib figures, in one house style.
+"""The book's matplotlib charts: they draw, the library computes.
 
-Every function here builds a :class:`BookFigure` (a :class:`matplotlib.figure.Figure`
-subclass) directly, never through ``pyplot``: nothing auto-displays, nothing leaks into a
-global figure list, and a notebook can ``glue`` the figure. ``BookFigure`` adds
-``_repr_png_`` because a bare ``Figure`` has no PNG representation in a kernel where
-``pyplot`` was never imported (it would show as ``<Figure size ...>``).
-
-House style (:func:`new_figure`, :func:`style_axes`): an opaque white face colour so the
-figures stay readable in the theme's dark mode, font sizes of 11-13 pt, a title on every
-axes, and the seeds' palette (:data:`PALETTE`): violet for sublayers, orange for the
-residual highway, magenta for adds and Post-LN, navy for LayerNorm boxes and blue for
-seed 002's identity highway.
-
-Every number a figure plots comes from the library (the worked-example registry of
-:mod:`lnworked.examples`, :mod:`lnworked.depth`, :mod:`lnworked.norms`,
-:mod:`lnworked.blocks`); none is typed here. Artists that tests look for carry a ``gid``
-(``"highway"``, ``"box-norm"``, ...).
+Every function returns a :class:`~lnworked.style.BookFigure` in the house style of
+:mod:`lnworked.style` (palette, fonts, white face). Every number a figure plots comes from
+the library (the worked-example registry of :mod:`lnworked.examples`, :mod:`lnworked.depth`,
+:mod:`lnworked.norms`, :mod:`lnworked.blocks`, :mod:`lnworked.family`); none is typed or
+computed here beyond picking what to show. Artists that tests look for carry a ``gid``
+(``"bars"``, ``"mean"``, ``"post"``, ...). The block diagrams live in
+:mod:`lnworked.diagrams` and are re-exported here, so chapters call every figure as
+``figures.<name>()``.
 """
 
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
-from lnworked.blocks import MLP, post_ln_jacobian, pre_ln_jacobian
-from lnworked.depth import gradient_factors, residual_std, residual_variance_monte_carlo
-from lnworked.display import format_value
-from lnworked.examples import all_examples, get_example
+from lnworked.blocks import jacobian_singular_value_samples
+from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, residual_variance_monte_carlo
+from lnworked.diagrams import block_diagrams, identity_path_diagram
+from lnworked.display import format_value, numeric_errata
+from lnworked.examples import get_example
+from lnworked.family import VARIANTS, stack_profile
 from lnworked.norms import DegenerateInputError, layer_norm
+from lnworked.style import FONT, PALETTE, new_figure
+from lnworked.style import labels as _labels
+from lnworked.style import legend as _legend
+from lnworked.style import title as _title
 
 __all__ = [
-    "PALETTE",
-    "FONT",
-    "BookFigure",
-    "new_figure",
-    "style_axes",
-    "figure_png",
     "block_diagrams",
+    "identity_path_diagram",
     "post_ln_bars",
     "pre_ln_bars",
-    "identity_path_diagram",
     "gradient_over_depth",
     "residual_growth",
-    "jacobian_singular_value_samples",
     "block_jacobian_singular_values",
     "epsilon_effect",
     "errata_chart",
+    "family_profiles",
 ]
-
-#: The seeds' colours, by role and by name (seed 004's figures s01-s03, seed 002's diagram).
-PALETTE = {
-    "sublayer": "#7b3fbf",  # violet: sublayer F boxes, Pre-LN titles
-    "highway": "#e8820c",  # orange: the residual highway
-    "add": "#c2185b",  # magenta: add boxes
-    "post": "#c2185b",  # magenta: Post-LN
-    "pre": "#7b3fbf",  # violet: Pre-LN
-    "norm": "#1f2a5c",  # navy: LayerNorm boxes
-    "identity": "#1f6fd1",  # blue: seed 002's untouched identity highway
-    "seed": "#8a8a8a",  # grey: a seed text's stated value
-    "library": "#1f2a5c",  # navy: the library's computed value
-    "text": "#1a1a1a",
-    "grid": "#d9d9d9",
-    "background": "#ffffff",
-}
-PALETTE.update(violet=PALETTE["sublayer"], orange=PALETTE["highway"], magenta=PALETTE["add"],
-               navy=PALETTE["norm"], blue=PALETTE["identity"], grey=PALETTE["seed"])
-
-#: Font sizes in points.
-FONT = {"title": 13, "label": 12, "tick": 11, "legend": 11, "annotation": 11, "box": 12}
-
-
-class BookFigure(Figure):
-    """A :class:`~matplotlib.figure.Figure` that renders itself as PNG in a notebook."""
-
-    def _repr_png_(self) -> bytes:
-        return figure_png(self)
-
-
-def figure_png(fig: Figure, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes, keeping its opaque face colour."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, facecolor=fig.get_facecolor(), bbox_inches="tight")
-    return buffer.getvalue()
-
-
-def style_axes(ax, grid: bool = True):
-    """Apply the house style to one axes: tick sizes, light grid, no top/right spines."""
-    ax.set_facecolor(PALETTE["background"])
-    ax.tick_params(labelsize=FONT["tick"], colors=PALETTE["text"])
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    if grid:
-        ax.grid(True, color=PALETTE["grid"], linewidth=0.8, zorder=0)
-        ax.set_axisbelow(True)
-    return ax
-
-
-def new_figure(width: float, height: float, ncols: int = 1, nrows: int = 1, **subplot_kw):
-    """A white :class:`BookFigure` of ``width`` x ``height`` inches and its styled axes.
-
-    Returns ``(fig, axes)``: ``axes`` is one Axes when ``ncols == nrows == 1``, otherwise a
-    flat NumPy array of Axes (row by row), like ``pyplot.subplots`` with squeeze.
-    """
-    fig = BookFigure(figsize=(width, height), facecolor=PALETTE["background"], layout="constrained")
-    fig.patch.set_alpha(1.0)
-    grid = fig.subplots(nrows, ncols, squeeze=False, subplot_kw=subplot_kw or None)
-    axes = np.array([style_axes(ax) for ax in grid.ravel()], dtype=object)
-    return fig, (axes[0] if axes.size == 1 else axes)
-
-
-def _title(ax, text: str, color: str | None = None):
-    ax.set_title(text, fontsize=FONT["title"], color=color or PALETTE["text"])
-
-
-def _labels(ax, xlabel: str, ylabel: str):
-    ax.set_xlabel(xlabel, fontsize=FONT["label"])
-    ax.set_ylabel(ylabel, fontsize=FONT["label"])
-
-
-def _legend(ax, **kw):
-    ax.legend(fontsize=FONT["legend"], frameon=False, **kw)
-
-
-# --- Diagrams ------------------------------------------------------------------------
-
-_BOX_W, _BOX_H = 1.5, 0.7
-_ADD_R = 0.32
-_HIGHWAY_X = 1.45
-
-
-def _diagram_axes(ax, xlim, ylim):
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.set_aspect("equal")
-    ax.axis("off")
-
-
-def _box(ax, center, label, color, gid, width=_BOX_W, height=_BOX_H):
-    """A rounded, filled box with white text, centred at ``center``; ``gid`` names it for tests."""
-    x, y = center
-    patch = FancyBboxPatch((x - width / 2, y - height / 2), width, height,
-                           boxstyle="round,pad=0.02,rounding_size=0.12", facecolor=color,
-                           edgecolor=color, zorder=3, gid=gid)
-    ax.add_patch(patch)
-    ax.text(x, y, label, ha="center", va="center", color="white", fontsize=FONT["box"], zorder=4)
-    return patch
-
-
-def _add_node(ax, center, gid="box-add", radius=_ADD_R):
-    patch = Circle(center, radius, facecolor=PALETTE["add"], edgecolor=PALETTE["add"], zorder=3, gid=gid)
-    ax.add_patch(patch)
-    ax.text(*center, "+", ha="center", va="center", color="white", fontsize=FONT["box"] + 3,
-            fontweight="bold", zorder=4)
-    return patch
-
-
-def _arrow(ax, start, end, color, width=1.8, gid=None):
-    arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14, color=color,
-                            linewidth=width, zorder=2, gid=gid, shrinkA=0, shrinkB=0)
-    ax.add_patch(arrow)
-    return arrow
-
-
-def _highway(ax, points, color=None, gid="highway", width=3.2):
-    """A polyline (gid ``highway``) with an arrowhead on its last segment."""
-    color = color or PALETTE["highway"]
-    xs, ys = zip(*points)
-    (line,) = ax.plot(xs, ys, color=color, linewidth=width, solid_capstyle="round",
-                      solid_joinstyle="round", zorder=2, gid=gid)
-    _arrow(ax, points[-2], points[-1], color, width=width)
-    return line
-
-
-def _endpoint(ax, xy, label, va):
-    ax.text(*xy, label, ha="center", va=va, fontsize=FONT["box"], color=PALETTE["text"])
-
-
-def _post_ln_diagram(ax):
-    """Post-LN: fork -> F -> add -> LN; the orange highway runs into the add and on into LN."""
-    fork, f_y, add_y, ln_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
-    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
-    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
-    _arrow(ax, (0, fork), (0, f_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
-    _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
-    _add_node(ax, (0, add_y))
-    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
-    _arrow(ax, (0, ln_y + _BOX_H / 2), (0, out_y - 0.15), PALETTE["text"])
-    _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y),
-                  (0, add_y), (0, ln_y - _BOX_H / 2)])
-    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
-    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
-    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nenters LN", color=PALETTE["highway"],
-            fontsize=FONT["annotation"], va="center")
-    _title(ax, "Post-LN\n$x_{i+1} = \\mathrm{LN}(x_i + F(x_i))$", PALETTE["post"])
-    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
-
-
-def _pre_ln_diagram(ax):
-    """Pre-LN: fork -> LN -> F -> add; the orange highway bypasses every box into the add."""
-    fork, ln_y, f_y, add_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
-    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
-    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
-    _arrow(ax, (0, fork), (0, ln_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
-    _arrow(ax, (0, ln_y + _BOX_H / 2), (0, f_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
-    _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
-    _add_node(ax, (0, add_y))
-    _arrow(ax, (0, add_y + _ADD_R), (0, out_y - 0.15), PALETTE["text"])
-    _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y)])
-    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
-    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
-    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nbypasses\nevery box", color=PALETTE["highway"],
-            fontsize=FONT["annotation"], va="center")
-    _title(ax, "Pre-LN\n$x_{i+1} = x_i + F(\\mathrm{LN}(x_i))$", PALETTE["pre"])
-    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
-
-
-def block_diagrams() -> Figure:
-    """Seed 004's figure s01: Post-LN (left) and Pre-LN (right) blocks side by side.
-
-    The orange residual highway enters the navy LayerNorm box in Post-LN and bypasses every
-    box in Pre-LN, going straight up into the magenta add.
-    """
-    fig, (post, pre) = new_figure(9.0, 6.4, ncols=2)
-    _post_ln_diagram(post)
-    _pre_ln_diagram(pre)
-    return fig
-
-
-def _stacked_column(ax, layers: int, pre: bool):
-    """One column of ``layers`` blocks for :func:`identity_path_diagram`."""
-    step, bottom, small = 2.0, 0.6, {"width": 0.8, "height": 0.4}
-    top = bottom + layers * step + 0.3
-    stream = PALETTE["identity"] if pre else PALETTE["seed"]
-    _endpoint(ax, (0, bottom - 0.15), "$x_0$", "top")
-    _endpoint(ax, (0, top + 0.1), f"$x_{{{layers}}}$", "bottom")
-    if pre:
-        ax.plot([0, 0], [bottom, top], color=stream, linewidth=4, zorder=2, gid="identity")
-    for layer in range(layers):
-        y = bottom + layer * step
-        tap = y + 0.3
-        ax.plot([0, 1.2], [tap, tap], color=PALETTE["text"], linewidth=1.4, zorder=1)
-        if pre:
-            n_y, f_y, add_y = y + 0.75, y + 1.35, y + 1.75
-            _arrow(ax, (1.2, tap), (1.2, n_y - 0.2), PALETTE["text"], width=1.4)
-            _box(ax, (1.2, n_y), "N", PALETTE["norm"], "box-norm", **small)
-            _arrow(ax, (1.2, n_y + 0.2), (1.2, f_y - 0.2), PALETTE["text"], width=1.4)
-        else:
-            f_y, add_y, n_y = y + 0.75, y + 1.15, y + 1.65
-            _arrow(ax, (1.2, tap), (1.2, f_y - 0.2), PALETTE["text"], width=1.4)
-            ax.plot([0, 0], [y, n_y], color=stream, linewidth=4, zorder=1, gid="residual")
-            ax.plot([0, 0], [n_y, y + step], color=stream, linewidth=4, zorder=1, gid="residual")
-            _box(ax, (0, n_y), "N", PALETTE["norm"], "box-norm", **small)
-        _box(ax, (1.2, f_y), "$F$", PALETTE["sublayer"], "box-sublayer", **small)
-        ax.plot([1.2, 1.2], [f_y + 0.2, add_y], color=PALETTE["text"], linewidth=1.4, zorder=1)
-        _arrow(ax, (1.2, add_y), (0.17, add_y), PALETTE["text"], width=1.4)
-        _add_node(ax, (0, add_y), radius=0.17)
-    if not pre:
-        ax.plot([0, 0], [bottom + layers * step, top], color=stream, linewidth=4, zorder=1)
-    _arrow(ax, (0, top - 0.3), (0, top), stream, width=4)
-    _diagram_axes(ax, (-1.4, 2.6), (bottom - 0.7, top + 0.7))
-
-
-def identity_path_diagram(layers: int = 4) -> Figure:
-    """Seed 002's diagram: ``layers`` stacked blocks, Pre-Norm (left) and Post-Norm (right).
-
-    Pre-Norm: a blue identity line (gid ``identity``) runs the full height, untouched; the
-    branches tap it, pass N and F, and add back. Post-Norm: the residual is still added,
-    but an N box sits on the stream after every add, so every path passes through N.
-    """
-    fig, (pre, post) = new_figure(8.0, 1.4 + 1.4 * layers, ncols=2)
-    _stacked_column(pre, layers, pre=True)
-    _title(pre, "Pre-Norm: untouched identity highway", PALETTE["identity"])
-    _stacked_column(post, layers, pre=False)
-    _title(post, "Post-Norm: every path passes through N", PALETTE["post"])
-    return fig
-
 
 # --- Seed 004's bar charts (s02, s03) -------------------------------------------------
 
@@ -306,20 +65,12 @@ def _bars(ax, values, color, title, mean_color, title_color=None):
     return ax
 
 
-def _step(example, label: str):
-    """The value of the step named ``label`` in a registry record."""
-    for name, value in example.steps:
-        if name == label:
-            return value
-    raise KeyError(f"{example.id} has no step {label!r}")
-
-
 def post_ln_bars() -> Figure:
     """Seed 004's figure s02 from ``004-ex1``: z = x + F(x) (left) and LN(z) (right)."""
     example = get_example("004-ex1")
     fig, (left, right) = new_figure(9.0, 3.8, ncols=2)
-    _bars(left, _step(example, "z = x + F(x)"), PALETTE["sublayer"], "$z = x + F(x)$", PALETTE["highway"])
-    _bars(right, example.computed, PALETTE["post"], "$x_{out} = \\mathrm{LN}(z)$", PALETTE["highway"])
+    _bars(left, example.value("z"), PALETTE["sublayer"], "$z = x + F(x)$", PALETTE["highway"])
+    _bars(right, example.value("out"), PALETTE["post"], "$x_{out} = \\mathrm{LN}(z)$", PALETTE["highway"])
     left.set_ylabel("value", fontsize=FONT["label"])
     return fig
 
@@ -328,9 +79,9 @@ def pre_ln_bars() -> Figure:
     """Seed 004's figure s03 from ``004-ex2``: x, LN(x) and x + LN(x), each with its mean."""
     example = get_example("004-ex2")
     fig, axes = new_figure(12.0, 3.8, ncols=3)
-    _bars(axes[0], example.inputs["x"], PALETTE["sublayer"], "$x$", PALETTE["norm"])
-    _bars(axes[1], _step(example, "LN(x)"), PALETTE["highway"], "$\\mathrm{LN}(x)$", PALETTE["norm"])
-    _bars(axes[2], example.computed, PALETTE["post"], "$x + \\mathrm{LN}(x)$", PALETTE["norm"])
+    _bars(axes[0], example.value("x"), PALETTE["sublayer"], "$x$", PALETTE["norm"])
+    _bars(axes[1], example.value("normed"), PALETTE["highway"], "$\\mathrm{LN}(x)$", PALETTE["norm"])
+    _bars(axes[2], example.value("out"), PALETTE["post"], "$x + \\mathrm{LN}(x)$", PALETTE["norm"])
     axes[0].set_ylabel("value", fontsize=FONT["label"])
     return fig
 
@@ -366,25 +117,14 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
     return fig
 
 
-def _post_ln_stream_std(additions: int, branch_variance: float, samples: int, seed: int) -> np.ndarray:
-    """Std (over its ``samples`` features) of a Post-LN stream x <- LN(x + h), after each addition."""
-    rng = np.random.default_rng(seed + 1)
-    x = layer_norm(rng.normal(0.0, 1.0, samples))
-    stds = []
-    for _ in range(additions):
-        x = layer_norm(x + rng.normal(0.0, math.sqrt(branch_variance), samples))
-        stds.append(float(np.std(x)))
-    return np.array(stds)
-
-
 def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, samples: int = 4000,
                     seed: int = 0) -> Figure:
     """Std of the residual stream against the number of additions N.
 
     Pre-LN: the analytic ``sqrt(N v)`` line (:func:`lnworked.depth.residual_std`) and Monte
     Carlo points (:func:`lnworked.depth.residual_variance_monte_carlo`). Post-LN: the
-    stream ``x <- LN(x + h)`` simulated with :func:`lnworked.norms.layer_norm`, whose std
-    stays at 1.
+    stream ``x <- LN(x + h)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
+    at 1.
     """
     fig, ax = new_figure(8.0, 4.8)
     n = np.arange(1, max_additions + 1)
@@ -395,7 +135,7 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     monte_carlo = np.sqrt([residual_variance_monte_carlo(int(k), branch_variance, samples, seed) for k in points])
     ax.plot(points, monte_carlo, "o", color=PALETTE["highway"], markersize=7, gid="pre-monte-carlo",
             label=f"Pre-LN, Monte Carlo ({samples} samples)")
-    post = _post_ln_stream_std(max_additions, branch_variance, samples, seed)
+    post = post_ln_stream_std(max_additions, branch_variance, samples, seed + 1)  # independent of the points
     ax.plot(n, post, color=PALETTE["post"], linewidth=2.4, gid="post", label="Post-LN stream, LN(x + h)")
     ax.set_xlim(0, max_additions + 1)
     ax.set_ylim(0, analytic.max() * 1.1)
@@ -408,26 +148,10 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
 # --- Jacobians -----------------------------------------------------------------------
 
 
-def jacobian_singular_value_samples(d: int = 16, samples: int = 200, seed: int = 0):
-    """Singular values of the Pre-LN and Post-LN block Jacobians at random inputs.
-
-    Inputs ``x = c z`` with ``z ~ Normal(0, I_d)`` and scale ``c`` log-uniform in [1, 10]
-    (a residual stream of std 1 to 10); sublayer ``MLP.random(d, 4d, seed)``. Returns
-    ``(pre, post, sigma)``: arrays of shape ``(samples, d)`` (singular values, descending)
-    and the std ``sigma`` of ``x + F(x)`` that the Post-LN norm divides by.
-    """
-    rng = np.random.default_rng(seed)
-    scale = 10.0 ** rng.uniform(0.0, 1.0, (samples, 1))
-    x = scale * rng.normal(0.0, 1.0, (samples, d))
-    sublayer = MLP.random(d, 4 * d, seed=seed)
-    pre = np.linalg.svd(pre_ln_jacobian(x, sublayer), compute_uv=False)
-    post = np.linalg.svd(post_ln_jacobian(x, sublayer), compute_uv=False)
-    sigma = np.std(x + sublayer(x), axis=-1)
-    return pre, post, sigma
-
-
 def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 0) -> Figure:
     """Histogram of block-Jacobian singular values (left) and Post-LN's 1/σ scaling (right).
+
+    The values are :func:`lnworked.blocks.jacobian_singular_value_samples`.
 
     Pre-LN's cluster around 1 (the identity term); Post-LN's have two (near-)zero values per
     input, the mean and scale directions LayerNorm removes, and the rest scale like 1/σ.
@@ -507,27 +231,6 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
 # --- Errata --------------------------------------------------------------------------
 
 
-def _numeric(value):
-    """A flat float array, or None when the value is not a number or a vector of numbers."""
-    if value is None or isinstance(value, (str, dict, bool)):
-        return None
-    try:
-        array = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
-    except (TypeError, ValueError):
-        return None
-    return array if np.all(np.isfinite(array)) else None
-
-
-def numeric_errata():
-    """``(example, stated, computed)`` for each record with ``agrees is False`` and numeric values."""
-    rows = []
-    for example in all_examples():
-        stated, computed = _numeric(example.stated), _numeric(example.computed)
-        if example.agrees is False and stated is not None and computed is not None and stated.size == computed.size:
-            rows.append((example, stated, computed))
-    return rows
-
-
 def errata_chart() -> Figure:
     """For each erratum with numbers: the seed's value (grey) beside the library's (navy).
 
@@ -570,7 +273,7 @@ def errata_chart() -> Figure:
     return fig
 
 
-# --- The wider family (appended by the family chapter) -------------------------------
+# --- The wider family ----------------------------------------------------------------
 
 #: Colour, line style and width of each :data:`lnworked.family.VARIANTS` entry in the
 #: family figure (Post-LN is drawn wide underneath DeepNorm's dashes: both streams are 1).
@@ -595,8 +298,6 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     ``input_grad_norm``, ``|| d(w . y_l) / d x_0 ||`` for ``l = 1..L``. Lines carry ``gid``
     ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
     """
-    from lnworked.family import VARIANTS, stack_profile
-
     fig, (left, right) = new_figure(12.0, 5.6, ncols=2)
     handles = []
     for name, spec in VARIANTS.items():
@@ -625,6 +326,3 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     _title(right, "Backward: gradient reaching the input")
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT["legend"], frameon=False)
     return fig
-
-
-__all__.append("family_profiles")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from lnworked.figures import FONT, PALETTE, new_figure
+from lnworked.style import FONT, PALETTE, new_figure
 
 __all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_figure"]
 

@@ -1,0 +1,172 @@
+"""The book's block diagrams, drawn with matplotlib patches in the house style.
+
+:func:`block_diagrams` is seed 004's figure s01 (one Post-LN and one Pre-LN block);
+:func:`identity_path_diagram` is seed 002's diagram (stacked blocks: Pre-Norm's untouched
+identity highway against Post-Norm's N on every path). Artists that tests look for carry a
+``gid`` (``"highway"``, ``"identity"``, ``"box-norm"``, ``"box-sublayer"``, ``"box-add"``).
+No maths here: positions only.
+"""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+
+from lnworked.style import FONT, PALETTE, new_figure
+from lnworked.style import title as _title
+
+__all__ = ["block_diagrams", "identity_path_diagram"]
+
+_BOX_W, _BOX_H = 1.5, 0.7
+_ADD_R = 0.32
+_HIGHWAY_X = 1.45
+
+
+def _diagram_axes(ax, xlim, ylim):
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def _box(ax, center, label, color, gid, width=_BOX_W, height=_BOX_H):
+    """A rounded, filled box with white text, centred at ``center``; ``gid`` names it for tests."""
+    x, y = center
+    patch = FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                           boxstyle="round,pad=0.02,rounding_size=0.12", facecolor=color,
+                           edgecolor=color, zorder=3, gid=gid)
+    ax.add_patch(patch)
+    ax.text(x, y, label, ha="center", va="center", color="white", fontsize=FONT["box"], zorder=4)
+    return patch
+
+
+def _add_node(ax, center, gid="box-add", radius=_ADD_R):
+    patch = Circle(center, radius, facecolor=PALETTE["add"], edgecolor=PALETTE["add"], zorder=3, gid=gid)
+    ax.add_patch(patch)
+    ax.text(*center, "+", ha="center", va="center", color="white", fontsize=FONT["box"] + 3,
+            fontweight="bold", zorder=4)
+    return patch
+
+
+def _arrow(ax, start, end, color, width=1.8, gid=None):
+    arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14, color=color,
+                            linewidth=width, zorder=2, gid=gid, shrinkA=0, shrinkB=0)
+    ax.add_patch(arrow)
+    return arrow
+
+
+def _highway(ax, points, color=None, gid="highway", width=3.2):
+    """A polyline (gid ``highway``) with an arrowhead on its last segment."""
+    color = color or PALETTE["highway"]
+    xs, ys = zip(*points)
+    (line,) = ax.plot(xs, ys, color=color, linewidth=width, solid_capstyle="round",
+                      solid_joinstyle="round", zorder=2, gid=gid)
+    _arrow(ax, points[-2], points[-1], color, width=width)
+    return line
+
+
+def _endpoint(ax, xy, label, va):
+    ax.text(*xy, label, ha="center", va=va, fontsize=FONT["box"], color=PALETTE["text"])
+
+
+def _post_ln_diagram(ax):
+    """Post-LN: fork -> F -> add -> LN; the orange highway runs into the add and on into LN."""
+    fork, f_y, add_y, ln_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
+    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
+    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
+    _arrow(ax, (0, fork), (0, f_y - _BOX_H / 2), PALETTE["text"])
+    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
+    _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
+    _add_node(ax, (0, add_y))
+    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
+    _arrow(ax, (0, ln_y + _BOX_H / 2), (0, out_y - 0.15), PALETTE["text"])
+    _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y),
+                  (0, add_y), (0, ln_y - _BOX_H / 2)])
+    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
+    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
+    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nenters LN", color=PALETTE["highway"],
+            fontsize=FONT["annotation"], va="center")
+    _title(ax, "Post-LN\n$x_{i+1} = \\mathrm{LN}(x_i + F(x_i))$", PALETTE["post"])
+    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+
+
+def _pre_ln_diagram(ax):
+    """Pre-LN: fork -> LN -> F -> add; the orange highway bypasses every box into the add."""
+    fork, ln_y, f_y, add_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
+    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
+    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
+    _arrow(ax, (0, fork), (0, ln_y - _BOX_H / 2), PALETTE["text"])
+    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
+    _arrow(ax, (0, ln_y + _BOX_H / 2), (0, f_y - _BOX_H / 2), PALETTE["text"])
+    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
+    _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
+    _add_node(ax, (0, add_y))
+    _arrow(ax, (0, add_y + _ADD_R), (0, out_y - 0.15), PALETTE["text"])
+    _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y)])
+    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
+    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
+    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nbypasses\nevery box", color=PALETTE["highway"],
+            fontsize=FONT["annotation"], va="center")
+    _title(ax, "Pre-LN\n$x_{i+1} = x_i + F(\\mathrm{LN}(x_i))$", PALETTE["pre"])
+    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+
+
+def block_diagrams() -> Figure:
+    """Seed 004's figure s01: Post-LN (left) and Pre-LN (right) blocks side by side.
+
+    The orange residual highway enters the navy LayerNorm box in Post-LN and bypasses every
+    box in Pre-LN, going straight up into the magenta add.
+    """
+    fig, (post, pre) = new_figure(9.0, 6.4, ncols=2)
+    _post_ln_diagram(post)
+    _pre_ln_diagram(pre)
+    return fig
+
+
+def _stacked_column(ax, layers: int, pre: bool):
+    """One column of ``layers`` blocks for :func:`identity_path_diagram`."""
+    step, bottom, small = 2.0, 0.6, {"width": 0.8, "height": 0.4}
+    top = bottom + layers * step + 0.3
+    stream = PALETTE["identity"] if pre else PALETTE["seed"]
+    _endpoint(ax, (0, bottom - 0.15), "$x_0$", "top")
+    _endpoint(ax, (0, top + 0.1), f"$x_{{{layers}}}$", "bottom")
+    if pre:
+        ax.plot([0, 0], [bottom, top], color=stream, linewidth=4, zorder=2, gid="identity")
+    for layer in range(layers):
+        y = bottom + layer * step
+        tap = y + 0.3
+        ax.plot([0, 1.2], [tap, tap], color=PALETTE["text"], linewidth=1.4, zorder=1)
+        if pre:
+            n_y, f_y, add_y = y + 0.75, y + 1.35, y + 1.75
+            _arrow(ax, (1.2, tap), (1.2, n_y - 0.2), PALETTE["text"], width=1.4)
+            _box(ax, (1.2, n_y), "N", PALETTE["norm"], "box-norm", **small)
+            _arrow(ax, (1.2, n_y + 0.2), (1.2, f_y - 0.2), PALETTE["text"], width=1.4)
+        else:
+            f_y, add_y, n_y = y + 0.75, y + 1.15, y + 1.65
+            _arrow(ax, (1.2, tap), (1.2, f_y - 0.2), PALETTE["text"], width=1.4)
+            ax.plot([0, 0], [y, n_y], color=stream, linewidth=4, zorder=1, gid="residual")
+            ax.plot([0, 0], [n_y, y + step], color=stream, linewidth=4, zorder=1, gid="residual")
+            _box(ax, (0, n_y), "N", PALETTE["norm"], "box-norm", **small)
+        _box(ax, (1.2, f_y), "$F$", PALETTE["sublayer"], "box-sublayer", **small)
+        ax.plot([1.2, 1.2], [f_y + 0.2, add_y], color=PALETTE["text"], linewidth=1.4, zorder=1)
+        _arrow(ax, (1.2, add_y), (0.17, add_y), PALETTE["text"], width=1.4)
+        _add_node(ax, (0, add_y), radius=0.17)
+    if not pre:
+        ax.plot([0, 0], [bottom + layers * step, top], color=stream, linewidth=4, zorder=1)
+    _arrow(ax, (0, top - 0.3), (0, top), stream, width=4)
+    _diagram_axes(ax, (-1.4, 2.6), (bottom - 0.7, top + 0.7))
+
+
+def identity_path_diagram(layers: int = 4) -> Figure:
+    """Seed 002's diagram: ``layers`` stacked blocks, Pre-Norm (left) and Post-Norm (right).
+
+    Pre-Norm: a blue identity line (gid ``identity``) runs the full height, untouched; the
+    branches tap it, pass N and F, and add back. Post-Norm: the residual is still added,
+    but an N box sits on the stream after every add, so every path passes through N.
+    """
+    fig, (pre, post) = new_figure(8.0, 1.4 + 1.4 * layers, ncols=2)
+    _stacked_column(pre, layers, pre=True)
+    _title(pre, "Pre-Norm: untouched identity highway", PALETTE["identity"])
+    _stacked_column(post, layers, pre=False)
+    _title(post, "Post-Norm: every path passes through N", PALETTE["post"])
+    return fig
