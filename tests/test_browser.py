@@ -478,10 +478,9 @@ def _expected_layer_norm(x, gamma, beta, eps) -> dict:
             **{f"pre-{i + 1}": _fmt(v) for i, v in enumerate(pre)}}
 
 
-def _expected_depth(post_pct, branch_pct, depth) -> dict:
+def _expected_depth(f, a, depth) -> dict:
     from lnworked.depth import depth_below, gradient_factor
 
-    f, a = post_pct / 100, branch_pct / 100
     return {"post": _fmt(gradient_factor(f, depth)), "pre": _fmt(gradient_factor(1 + a, depth)),
             "post-depth-below": "never" if f >= 1 else str(depth_below(f, 0.01))}
 
@@ -505,7 +504,7 @@ def _expected(kind: str, c: dict) -> dict:
         vector[int(c["component"]) - 1] = int(c["value"])
         return _expected_layer_norm(vector, float(c["gamma"]), float(c["beta"]), float(c["eps"]))
     if kind == "depth":
-        return _expected_depth(int(c["post_pct"]), int(c["branch_pct"]), int(c["depth"]))
+        return _expected_depth(float(c["post_factor"]), float(c["branch"]), int(c["depth"]))
     return _expected_residual(int(c["n"]), float(c["branch_variance"]))
 
 
@@ -516,9 +515,9 @@ STEPS = {
                    ("choose", "beta", "1"), ("choose", "eps", "0.1"), ("choose", "component", "3"),
                    ("set", "value", "-2"), ("choose", "preset", "0,0,0,0"), ("choose", "eps", "0"),
                    ("choose", "preset", "-2,0,2,4")],
-    "depth": [("key", "depth", "RIGHT"), ("set", "depth", "96"), ("set", "post_pct", "80"),
-              ("set", "branch_pct", "10"), ("set", "post_pct", "100"), ("set", "depth", "1"),
-              ("set", "post_pct", "50"), ("set", "depth", "128")],
+    "depth": [("key", "depth", "RIGHT"), ("set", "depth", "96"), ("set", "post_factor", "0.8"),
+              ("key", "post_factor", "RIGHT"), ("set", "branch", "0.1"), ("set", "post_factor", "1"),
+              ("set", "depth", "1"), ("set", "post_factor", "0.5"), ("set", "depth", "128")],
     "residual": [("key", "n", "RIGHT"), ("set", "n", "100"), ("choose", "branch_variance", "4"),
                  ("set", "n", "1"), ("choose", "branch_variance", "0.25"), ("set", "n", "256")],
 }

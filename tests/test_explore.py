@@ -173,15 +173,19 @@ def test_static_layer_norm_grid_equals_the_library(static):
 def test_static_depth_grid_equals_the_library(static):
     dom = _dom(explore.depth_explorer().data)
     grid = _grid(dom)
+    # slider positions: post_factor 0.5 + 0.01 i, branch 0.01 j (the grid is indexed by them)
     for pct, depth in ((65, 10), (50, 128), (99, 1), (100, 64), (60, 24)):
-        assert grid["post"][str(pct)][depth - 1] == explore.format_readout(gradient_factor(pct / 100, depth))
-        assert math.isclose(float(grid["post"][str(pct)][depth - 1]), (pct / 100) ** depth, rel_tol=1e-5)
+        assert grid["post"][pct - 50][depth - 1] == explore.format_readout(gradient_factor(pct / 100, depth))
+        assert math.isclose(float(grid["post"][pct - 50][depth - 1]), (pct / 100) ** depth, rel_tol=1e-5)
     for pct, depth in ((30, 10), (0, 128), (50, 128)):
-        assert grid["pre"][str(pct)][depth - 1] == explore.format_readout(gradient_factor(1 + pct / 100, depth))
-    assert grid["below"]["65"] == str(depth_below(0.65, 0.01))
-    assert grid["below"]["100"] == "never"
+        assert grid["pre"][pct][depth - 1] == explore.format_readout(gradient_factor(1 + pct / 100, depth))
+    assert grid["below"][65 - 50] == str(depth_below(0.65, 0.01))
+    assert grid["below"][-1] == "never"
+    assert len(grid["post"]) == 51 and len(grid["pre"]) == 51
     (slider,) = dom.find("input", name="depth")
     assert (slider["attrs"]["min"], slider["attrs"]["max"]) == ("1", "128")
+    (slider,) = dom.find("input", name="post_factor")
+    assert (slider["attrs"]["min"], slider["attrs"]["max"], slider["attrs"]["step"]) == ("0.5", "1", "0.01")
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
     assert shown == explore.depth_readouts(0.65, 0.3, 10)
 
@@ -215,6 +219,11 @@ def test_live_returns_a_widget(live, kind):
     assert box.lnw_image.value[:4] == b"\x89PNG"
 
 
+def _params(box) -> dict:
+    dom = _dom(box.lnw_readout.value)
+    return {e["attrs"]["data-param"]: e["text"] for e in dom.find("span", **{"class": "lnw-param"})}
+
+
 def test_live_layer_norm_responds(live):
     box = explore.layer_norm_explorer()
     c = box.lnw_controls
@@ -223,19 +232,23 @@ def test_live_layer_norm_responds(live):
     c["preset"].value = "-2,0,2,4"
     c["gamma"].value = 2.0
     c["beta"].value = 1.0
-    assert c["x"].value == "-2, 0, 2, 4"
+    assert _params(box) == {"x": "(-2, 0, 2, 4)"}
+    assert c["value"].value == -2, "a new preset resets the edited component's value"
     assert _shown(box) == explore.layer_norm_readouts((-2, 0, 2, 4), 2.0, 1.0, 0.0)
     assert _shown(box)["pre-1"] == explore.format_readout(-2 + 2 * (-3 / math.sqrt(5)) + 1)
     assert box.lnw_image.value != png
-    bars = box.lnw_figure.axes[0].containers
-    np.testing.assert_allclose([r.get_height() for r in bars[2]],
+    bars = {container.patches[0].get_gid(): container for container in box.lnw_figure.axes[0].containers}
+    np.testing.assert_allclose([r.get_height() for r in bars["pre"]],
                                explore.layer_norm_outputs((-2, 0, 2, 4), 2.0, 1.0, 0.0)["pre"])
-    c["x"].value = "5, 5, 5"
+    c["preset"].value = "5,5,5,5"
     assert set(_shown(box).values()) == {"undefined (0/0)"}
     c["eps"].value = 1e-5
-    assert _shown(box) == explore.layer_norm_readouts((5, 5, 5), 2.0, 1.0, 1e-5)
-    c["x"].value = "nonsense"
-    assert "at least two finite numbers" in box.lnw_readout.value
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, 5, 5), 2.0, 1.0, 1e-5)
+    c["component"].value = "3"
+    assert c["value"].value == 5
+    c["value"].value = -2
+    assert _params(box) == {"x": "(5, 5, -2, 5)"}
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 1.0, 1e-5)
 
 
 def test_live_depth_responds(live):
@@ -263,6 +276,127 @@ def test_live_residual_responds(live):
     assert _shown(box) == explore.residual_readouts(96, 4.0)
     (line,) = [l for l in box.lnw_figure.axes[0].get_lines() if l.get_gid() == "std"]
     np.testing.assert_allclose(line.get_ydata(), np.sqrt(4.0 * np.arange(1, 257)))
+
+
+# --- one spec, two forms ------------------------------------------------------------------------------
+
+
+def _static_controls(dom: _Dom) -> dict:
+    """name -> what the static HTML offers: a range's bounds, step and value, or a select's options."""
+    out = {}
+    labels = [e for e in dom.find("label")]
+    for element in dom.elements:
+        a = element["attrs"]
+        if element["tag"] == "input" and a.get("type") == "range":
+            out[a["name"]] = ("range", a["aria-label"], a["min"], a["max"], a["step"], a["value"])
+        elif element["tag"] == "select":
+            i = dom.elements.index(element)
+            options = []
+            for option in dom.elements[i + 1:]:
+                if option["tag"] != "option":
+                    break
+                options.append((option["attrs"]["value"], option["text"]))
+            selected = [o["attrs"]["value"] for o in dom.elements[i + 1:i + 1 + len(options)] if "selected" in o["attrs"]]
+            (label,) = [lab["text"] for lab in labels if lab["text"].endswith("".join(t for _, t in options))]
+            out[a["name"]] = ("select", label[: -len("".join(t for _, t in options))].strip(), options, selected[0])
+    return out
+
+
+def _live_controls(box) -> dict:
+    """The same description read off the live widgets."""
+    import ipywidgets as widgets
+
+    out = {}
+    for name, w in box.lnw_controls.items():
+        if isinstance(w, widgets.Dropdown):
+            options = [(explore._key(value), text) for text, value in w.options]
+            out[name] = ("select", w.description, options, explore._key(w.value))
+        else:
+            out[name] = ("range", w.description, *(explore._key(v) for v in (w.min, w.max, w.step, w.value)))
+    return out
+
+
+@pytest.mark.parametrize("kind", EXPLORERS)
+def test_static_and_live_forms_have_the_same_controls(monkeypatch, kind):
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    static_controls = _static_controls(_dom(EXPLORERS[kind]().data))
+    monkeypatch.delenv("LNWORKED_STATIC_BUILD")
+    box = EXPLORERS[kind]()
+    assert _live_controls(box) == static_controls
+    assert list(static_controls) == [c.name for c in explore.EXPLORERS[kind].controls]
+
+
+@pytest.mark.parametrize("kind", EXPLORERS)
+def test_static_and_live_forms_draw_in_the_same_house_colours(monkeypatch, kind):
+    from matplotlib.colors import to_hex
+
+    from lnworked.style import PALETTE
+
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    static = {key: s["color"] for key, s in _grid(_dom(EXPLORERS[kind]().data))["series"].items()}
+    monkeypatch.delenv("LNWORKED_STATIC_BUILD")
+    ax = EXPLORERS[kind]().lnw_figure.axes[0]
+    live = {}
+    for artist in [*ax.lines, *ax.patches]:
+        if artist.get_gid():
+            color = artist.get_color() if hasattr(artist, "get_xdata") else artist.get_facecolor()
+            live.setdefault(artist.get_gid(), set()).add(to_hex(color))
+    assert {key: colors.pop() for key, colors in live.items() if len(colors) == 1} == static
+    assert set(static.values()) <= set(PALETTE.values())
+
+
+def _static_lookup(kind: str, dom: _Dom, values: dict) -> dict:
+    """The readouts the grid holds for a setting, following the documented grid layout."""
+    grid = _grid(dom)
+
+    def position(name):
+        a = dom.find("input", name=name)[0]["attrs"]
+        return round((float(values[name]) - float(a["min"])) / float(a["step"]))
+
+    if kind == "layer-norm":
+        vector = list(grid["presets"][values["preset"]])
+        vector[int(values["component"]) - 1] = values["value"]
+        axes = grid["axes"]
+        row = grid["values"][",".join(map(str, vector))][axes["eps"].index(explore._key(values["eps"]))][
+            axes["gamma"].index(explore._key(values["gamma"]))][axes["beta"].index(explore._key(values["beta"]))]
+        d = len(row) // 2
+        return {**{f"post-{i + 1}": row[i] for i in range(d)}, **{f"pre-{i + 1}": row[d + i] for i in range(d)}}
+    if kind == "depth":
+        p, depth = position("post_factor"), position("depth")
+        return {"post": grid["post"][p][depth], "pre": grid["pre"][position("branch")][depth],
+                "post-depth-below": grid["below"][p]}
+    v, n = explore._key(values["branch_variance"]), position("n")
+    return {"variance": grid["variance"][v][n], "std": grid["std"][v][n]}
+
+
+SETTINGS = {
+    "layer-norm": [{"preset": "2,2,6,6", "component": "2", "value": 7, "gamma": 2.0, "beta": 1.0, "eps": 0.1},
+                   {"preset": "0,0,0,0", "component": "4", "value": 0, "gamma": 1.0, "beta": 0.0, "eps": 0.0},
+                   {"preset": "-2,0,2,4", "component": "1", "value": 3, "gamma": 2.0, "beta": 0.0, "eps": 1e-5}],
+    "depth": [{"post_factor": 0.8, "branch": 0.1, "depth": 96}, {"post_factor": 1.0, "branch": 0.0, "depth": 1},
+              {"post_factor": 0.57, "branch": 0.43, "depth": 33}],
+    "residual": [{"n": 100, "branch_variance": 4.0}, {"n": 1, "branch_variance": 0.25},
+                 {"n": 256, "branch_variance": 0.5}],
+}
+
+
+@pytest.mark.parametrize("kind", EXPLORERS)
+def test_live_value_function_equals_the_static_grid(monkeypatch, kind):
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    dom = _dom(EXPLORERS[kind]().data)
+    monkeypatch.delenv("LNWORKED_STATIC_BUILD")
+    box = EXPLORERS[kind]()
+    spec = explore.EXPLORERS[kind]
+    for values in SETTINGS[kind]:
+        for name, value in values.items():  # in spec order: a preset resets the value slider first
+            box.lnw_controls[name].value = value
+        assert _shown(box) == _static_lookup(kind, dom, values) == spec.readouts(values), values
+
+
+def test_live_sliders_snap_to_the_static_settings(live):
+    box = explore.depth_explorer()
+    box.lnw_controls["post_factor"].value = 0.65 + 1e-9
+    assert _shown(box) == explore.depth_readouts(0.65, 0.3, 10)
 
 
 # --- the static JavaScript, run in Node.js against a minimal DOM -------------------------------
@@ -387,7 +521,7 @@ def test_static_javascript_updates_readouts_and_plots(static):
         {"root": 0, "name": "component", "value": "3", "event": "change"},
         {"root": 0, "name": "value", "value": "-2"},
         {"root": 0, "name": "gamma", "value": "2", "event": "change"},
-        {"root": 1, "name": "post_pct", "value": "80"},
+        {"root": 1, "name": "post_factor", "value": "0.8"},
         {"root": 1, "name": "depth", "value": "12"},
         {"root": 2, "name": "n", "value": "96"},
         {"root": 2, "name": "branch_variance", "value": "4", "event": "change"},
@@ -409,6 +543,7 @@ def test_static_javascript_updates_readouts_and_plots(static):
     assert steps[4]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 0.0, 1e-5)
     assert steps[5]["readouts"] == explore.depth_readouts(0.8, 0.3, 10)
     assert steps[6]["readouts"] == explore.depth_readouts(0.8, 0.3, 12)
-    assert steps[6]["params"]["post_pct"] == "0.8"
+    assert steps[6]["params"]["post_factor"] == "0.8" and steps[6]["params"]["depth"] == "12"
+    assert steps[3]["params"]["value"] == "-2"
     assert steps[7]["readouts"] == explore.residual_readouts(96, 1.0)
     assert steps[8]["readouts"] == explore.residual_readouts(96, 4.0)

@@ -1,8 +1,8 @@
-"""Interactive explorers: ipywidgets in a live kernel, kernel-free HTML in the built book.
+"""Interactive explorers: one spec each, rendered as ipywidgets live and as kernel-free HTML.
 
 Three explorers, each one call for a chapter (``display(depth_explorer())``):
 
-- :func:`layer_norm_explorer` — LayerNorm of an editable vector with γ, β, ε, Post-LN
+- :func:`layer_norm_explorer` — LayerNorm of a vector with γ, β, ε, Post-LN
   ``LN(x + F(x))`` beside Pre-LN ``x + F(LN(x))`` with the identity sublayer ``F(u) = u``
   (as in seed 004 Ex 2), so Post-LN shows ``LN(2x)`` and Pre-LN shows ``x + LN(x)``;
   γ and β are the same for every component.
@@ -12,35 +12,49 @@ Three explorers, each one call for a chapter (``display(depth_explorer())``):
 - :func:`residual_explorer` — the Pre-LN residual stream after ``N`` independent
   additions of branch variance ``v``: ``Var = N v`` and ``std = sqrt(N v)``.
 
+One spec per explorer
+    Each explorer is an :class:`Explorer` (:data:`EXPLORERS`): its controls
+    (:class:`Slider` / :class:`Choice`: name, label, range and step or options, default),
+    its plotted series (:class:`Series`: key, label, colour from the house palette
+    :data:`lnworked.style.PALETTE`) and its value function ``readouts(values)``, which calls
+    the library. Both forms are rendered from that one spec: the static form's JSON grid is
+    the value function at every setting of the controls, and the live form calls it on
+    each change. A slider's settings are ``lo, lo + step, ..., hi`` (:attr:`Slider.values`);
+    the live form snaps to them, so both forms show the value of the same setting.
+
 Which form a call returns is decided by :func:`is_static_build`: the book build sets
 ``LNWORKED_STATIC_BUILD=1`` (see ``book/_ext/lnworked_build.py``), so a chapter executed
 for the HTML never emits ipywidgets (whose Python callbacks would be dead there and whose
 JavaScript would come from a CDN).
 
 Live form (a kernel: Jupyter, Colab)
-    An ``ipywidgets.VBox`` of controls, a ``widgets.HTML`` readout table and a
-    ``widgets.Image`` holding a matplotlib plot (PNG), updated by ``observe``. For tests
-    and for curious readers the box carries ``lnw_controls`` (name -> widget),
-    ``lnw_readout`` (the HTML widget), ``lnw_figure`` (the matplotlib ``Figure``),
-    ``lnw_image`` and ``lnw_values`` (readout key -> text of the current setting).
+    An ``ipywidgets.VBox`` of the spec's controls (``IntSlider`` / ``FloatSlider`` /
+    ``Dropdown``), a ``widgets.HTML`` readout table and a ``widgets.Image`` holding a
+    house-style matplotlib plot (:func:`lnworked.style.figure_png`), updated by ``observe``.
+    For tests and curious readers the box carries ``lnw_spec``, ``lnw_controls`` (name ->
+    widget), ``lnw_readout`` (the HTML widget), ``lnw_figure`` (the matplotlib ``Figure``
+    of the current setting), ``lnw_image`` and ``lnw_values`` (readout key -> text).
 
 Static form (the built book): an ``IPython.display.HTML`` object
     No kernel, no network: plain HTML controls, an inline SVG and the vanilla JavaScript
     of ``lnworked/data/explore.js`` (inlined, defined once per page as
     ``window.lnwExplore``). Every value shown was computed by this library at build time
     and sits in a JSON grid inside the explorer; the script only looks values up and
-    draws them. The grid covers every position of every control, so each control
-    responds. Grid sizes (compact JSON): layer-norm about 255 KB, depth about 160 KB,
-    residual about 21 KB.
+    draws them. The grid covers every setting of every control, so each control
+    responds. Grid sizes (compact JSON): layer-norm about 253 KB, depth about 162 KB,
+    residual about 23 KB.
 
 DOM contract of the static form (the browser tests rely on it)
     - Root: ``<div class="lnw-explorer" data-explorer="layer-norm|depth|residual"
       id="lnw-<kind>-<random hex>">``. Ids are unique, and the script queries only inside
       its root, so several explorers work on one page. The root gets
       ``data-lnw-ready="1"`` once the script has initialised it.
-    - Controls: ``<input type="range" name=...>`` or ``<select name=...>`` inside the
-      root. After a control's ``value`` changes, dispatching an ``input`` (or ``change``)
-      event on it updates every readout and redraws the plot.
+    - Controls: ``<input type="range" name=... min=... max=... step=...>`` or ``<select
+      name=...>`` inside the root, one per spec control, with the control's values (a
+      slider's value is the quantity itself, e.g. ``0.65``; the script finds its grid
+      position as ``round((value - min) / step)``). After a control's ``value`` changes,
+      dispatching an ``input`` (or ``change``) event on it updates every readout and
+      redraws the plot.
     - Readouts: ``<span class="lnw-readout" data-key=...>``; its text is
       :func:`format_readout` of the library's value for the current setting: Python's
       ``format(value, ".6g")`` (6 significant digits, ASCII ``-``, exponents like
@@ -48,13 +62,15 @@ DOM contract of the static form (the browser tests rely on it)
       with ε = 0, ``"never"`` where a factor never falls under the threshold. The helpers
       :func:`layer_norm_readouts`, :func:`depth_readouts` and :func:`residual_readouts`
       give the expected texts for any setting.
-    - The current parameter values are echoed in ``<span class="lnw-param" data-param=...>``.
+    - The current value of each slider is echoed in ``<span class="lnw-param"
+      data-param=<name>>``; the layer-norm explorer also echoes the vector as ``x``.
     - Plot: ``<svg class="lnw-plot">``, redrawn on every ``input`` event; lines are
       ``<path class="lnw-line" data-series=...>``, bars ``<rect class="lnw-bar"
       data-series=...>``, the marker of the current depth / N is ``line.lnw-marker``.
-    - Data: ``<script type="application/json" class="lnw-data">`` (the grid).
+    - Data: ``<script type="application/json" class="lnw-data">`` (the grid, with the
+      spec's ``series`` and each slider's echo texts under ``labels``).
 
-    Controls per explorer (``name``: values):
+    Controls per explorer (``name``: values; the same in the live form):
 
     - ``layer-norm``: ``preset`` (select: ``"1,3,5,7"``, ``"2,2,6,6"``, ``"5,5,5,5"``,
       ``"-2,0,2,4"``, ``"0,0,0,0"``), ``component`` (select ``"1"``..``"4"``), ``value``
@@ -63,8 +79,8 @@ DOM contract of the static form (the browser tests rely on it)
       ``"2"``), ``beta`` (select ``"0"``, ``"1"``), ``eps`` (select ``"0"``, ``"1e-05"``,
       ``"0.1"``, ``"1"``). Readouts ``post-1``..``post-4`` and ``pre-1``..``pre-4``;
       params ``x`` (the vector, ``"(1, 3, 5, 7)"``) and ``value``.
-    - ``depth``: ``post_pct`` (range 50..100: Post-LN factor f = value / 100),
-      ``branch_pct`` (range 0..50: Pre-LN branch term a = value / 100, factor 1 + a),
+    - ``depth``: ``post_factor`` (range 0.5..1, step 0.01: Post-LN's per-layer factor f),
+      ``branch`` (range 0..0.5, step 0.01: Pre-LN's branch term a, factor 1 + a),
       ``depth`` (range 1..128). Readouts ``post`` (``f^L``), ``pre`` (``(1 + a)^L``),
       ``post-depth-below`` (smallest L with ``f^L < 0.01``, or ``never``).
     - ``residual``: ``n`` (range 1..256), ``branch_variance`` (select ``"0.25"``,
@@ -74,18 +90,20 @@ DOM contract of the static form (the browser tests rely on it)
 from __future__ import annotations
 
 import html
-import io
 import json
 import math
 import os
 import uuid
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Callable
 
 import numpy as np
 
 from lnworked.depth import depth_below, gradient_factor, gradient_factors, residual_std, residual_variance
 from lnworked.norms import layer_norm
+from lnworked.style import PALETTE, figure_png, new_figure
 
 __all__ = [
     "is_static_build",
@@ -94,6 +112,15 @@ __all__ = [
     "layer_norm_readouts",
     "depth_readouts",
     "residual_readouts",
+    "Slider",
+    "Choice",
+    "Series",
+    "Explorer",
+    "LAYER_NORM",
+    "DEPTH",
+    "RESIDUAL",
+    "EXPLORERS",
+    "static_grid",
     "layer_norm_grid",
     "depth_grid",
     "residual_grid",
@@ -110,28 +137,10 @@ def is_static_build() -> bool:
     return os.environ.get("LNWORKED_STATIC_BUILD") == "1"
 
 
-# --- values (shared by both forms) ----------------------------------------------------
+# --- values (the library's; shared by both forms) --------------------------------------------
 
 UNDEFINED = "undefined (0/0)"
-
-#: The seeds' vectors (004 Ex 1, Ex 1's sum, Ex 3, Ex 8, Ex 4's stream), by grid key.
-LN_PRESETS = {
-    "1,3,5,7": (1, 3, 5, 7),
-    "2,2,6,6": (2, 2, 6, 6),
-    "5,5,5,5": (5, 5, 5, 5),
-    "-2,0,2,4": (-2, 0, 2, 4),
-    "0,0,0,0": (0, 0, 0, 0),
-}
-LN_VALUES = tuple(range(-2, 8))          # the range a component can be edited over
-LN_GAMMAS = (1.0, 2.0)                   # the seeds use γ = 1 (Ex 1-4) and γ = 2 (Ex 8)
-LN_BETAS = (0.0, 1.0)                    # β = 0 (Ex 1-4) and β = 1 (Ex 8)
-LN_EPSILONS = (0.0, 1e-5, 0.1, 1.0)
-DEPTH_MAX = 128
-POST_PCTS = tuple(range(50, 101))        # Post-LN per-layer factor f = pct / 100
-BRANCH_PCTS = tuple(range(0, 51))        # Pre-LN branch term a = pct / 100
 BELOW_THRESHOLD = 0.01
-N_MAX = 256
-BRANCH_VARIANCES = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def format_readout(value) -> str:
@@ -144,9 +153,9 @@ def format_readout(value) -> str:
     return format(number, ".6g")
 
 
-def _key(value: float) -> str:
-    """A control value as the grid key: ``format(value, "g")`` (1e-05, 0.1, 1, 0.25)."""
-    return format(float(value), "g")
+def _key(value) -> str:
+    """A control value as text and grid key: ``format(value, "g")`` (1e-05, 0.1, 1, 0.25); strings as they are."""
+    return value if isinstance(value, str) else format(float(value), "g")
 
 
 def layer_norm_outputs(x, gamma: float = 1.0, beta: float = 0.0, eps: float = 0.0) -> dict:
@@ -186,73 +195,390 @@ def residual_readouts(n: int, branch_variance: float) -> dict:
     }
 
 
-# --- build-time grids (static form) -----------------------------------------------------
+# --- the spec ----------------------------------------------------------------------------------
 
 
-def _edited_vectors() -> dict:
-    """Every vector the LN controls can reach: a preset with one component in LN_VALUES."""
-    vectors = {}
-    for preset in LN_PRESETS.values():
-        for component in range(len(preset)):
-            for v in LN_VALUES:
-                vec = list(preset)
-                vec[component] = v
-                vectors[",".join(str(int(c)) for c in vec)] = vec
-    return vectors
+@dataclass(frozen=True)
+class Slider:
+    """A range control over ``lo, lo + step, ..., hi``; ``echo(value)`` is the text shown beside it."""
+
+    name: str
+    label: str
+    lo: float
+    hi: float
+    step: float
+    default: float
+    echo: Callable | None = None
+
+    @property
+    def values(self) -> tuple:
+        """Every setting, ``lo + i step`` for ``i = 0 .. (hi - lo) / step`` (integers stay integers)."""
+        count = round((self.hi - self.lo) / self.step)
+        if all(isinstance(v, int) for v in (self.lo, self.hi, self.step)):
+            return tuple(self.lo + i * self.step for i in range(count + 1))
+        return tuple(round(self.lo + i * self.step, 12) for i in range(count + 1))
+
+    def position(self, value) -> int:
+        """The index of the setting nearest ``value`` (what the script computes from the DOM)."""
+        return min(max(round((float(value) - self.lo) / self.step), 0), len(self.values) - 1)
+
+    def text(self, value) -> str:
+        return self.echo(value) if self.echo else _key(value)
 
 
-@lru_cache(maxsize=1)
-def layer_norm_grid() -> dict:
-    """JSON-ready grid: ``values[vector][eps][gamma][beta] = [post_1..post_d, pre_1..pre_d]``.
+@dataclass(frozen=True)
+class Choice:
+    """A select control: ``options`` are ``(value, text)`` pairs; a value's key is :func:`_key` of it."""
 
-    ``vector`` is the key ``"1,3,5,7"``; the three indices follow ``axes``.
+    name: str
+    label: str
+    options: tuple
+    default: object
+
+    @property
+    def values(self) -> tuple:
+        return tuple(value for value, _ in self.options)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One plotted series: its key (``data-series`` / matplotlib ``gid``), legend label and colour."""
+
+    key: str
+    label: str
+    color: str
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """One explorer, described once; :func:`_static` and :func:`_live` render it.
+
+    ``readouts(values)`` is the value function (control name -> value, to readout key ->
+    text); ``grid()`` is the value function at every setting, laid out for the script;
+    ``table(readouts)`` the readout table (HTML, both forms); ``draw(ax, values, spec)`` the
+    live plot; ``params(values)`` extra echoed texts (name -> text); ``live_hook(controls)``
+    wires control-to-control behaviour in the live form (the script mirrors it).
     """
+
+    kind: str
+    caption: str
+    aria: str
+    controls: tuple
+    series: tuple
+    readouts: Callable
+    grid: Callable
+    table: Callable
+    draw: Callable
+    params: Callable = lambda values: {}
+    live_hook: Callable | None = None
+
+    def control(self, name: str):
+        return next(c for c in self.controls if c.name == name)
+
+    def defaults(self) -> dict:
+        return {c.name: c.default for c in self.controls}
+
+    def color(self, key: str) -> str:
+        return next(s.color for s in self.series if s.key == key)
+
+    def snap(self, values: dict) -> dict:
+        """Each slider value moved to its nearest setting (what the static grid holds)."""
+        return {name: (c.values[c.position(values[name])] if isinstance(c, Slider) else values[name])
+                for name, c in ((c.name, c) for c in self.controls)}
+
+
+def _readout(key: str, text: str) -> str:
+    return f'<span class="lnw-readout" data-key="{key}">{html.escape(text)}</span>'
+
+
+def _rows_table(rows) -> str:
+    """``rows`` of ``(header, readout key, text)`` as a two-column readout table."""
+    body = "".join(f"<tr><th>{html.escape(head)}</th><td>{_readout(key, text)}</td></tr>" for head, key, text in rows)
+    return f'<table class="lnw-table">{body}</table>'
+
+
+# --- the layer-norm explorer -------------------------------------------------------------------
+
+#: The seeds' vectors (004 Ex 1, Ex 1's sum, Ex 3, Ex 8, Ex 4's stream), by grid key.
+LN_PRESETS = {
+    "1,3,5,7": (1, 3, 5, 7),
+    "2,2,6,6": (2, 2, 6, 6),
+    "5,5,5,5": (5, 5, 5, 5),
+    "-2,0,2,4": (-2, 0, 2, 4),
+    "0,0,0,0": (0, 0, 0, 0),
+}
+_LN_ROWS = (("post", "Post-LN LN(2x)"), ("pre", "Pre-LN x + LN(x)"))
+
+
+def _ln_vector(values: dict) -> tuple:
+    """The preset with its chosen component set to the ``value`` slider."""
+    vector = list(LN_PRESETS[values["preset"]])
+    vector[int(values["component"]) - 1] = int(values["value"])
+    return tuple(vector)
+
+
+def _ln_readouts(values: dict) -> dict:
+    return layer_norm_readouts(_ln_vector(values), values["gamma"], values["beta"], values["eps"])
+
+
+def _ln_table(readouts: dict) -> str:
+    d = len(readouts) // 2
+    head = "".join(f"<th>x{i + 1}</th>" for i in range(d))
+    rows = "".join(
+        f"<tr><th>{label}</th>" + "".join(f"<td>{_readout(f'{kind}-{i + 1}', readouts[f'{kind}-{i + 1}'])}</td>"
+                                          for i in range(d)) + "</tr>"
+        for kind, label in _LN_ROWS
+    )
+    return f'<table class="lnw-table"><tr><th>output</th>{head}</tr>{rows}</table>'
+
+
+def _ln_params(values: dict) -> dict:
+    return {"x": "(" + ", ".join(map(str, _ln_vector(values))) + ")"}
+
+
+def _ln_draw(ax, values: dict, spec: Explorer):
+    x = np.array(_ln_vector(values), dtype=float)
+    out = layer_norm_outputs(x, values["gamma"], values["beta"], values["eps"])
+    idx, width = np.arange(x.size), 0.27
+    for offset, series, heights in zip((-width, 0, width), spec.series, (x, out["post"], out["pre"])):
+        ax.bar(idx + offset, np.nan_to_num(heights), width, label=series.label, color=series.color, gid=series.key)
+    ax.axhline(0, color=PALETTE["text"], lw=0.8)
+    ax.set_xticks(idx, [f"x{i + 1}" for i in idx])
+    ax.set_xlabel("component")
+    ax.set_ylabel("value")
+
+
+def _ln_live_hook(controls: dict):
+    """Choosing a preset or a component resets ``value`` to that component's preset value."""
+    def reset(_change=None):
+        controls["value"].value = LN_PRESETS[controls["preset"].value][int(controls["component"].value) - 1]
+
+    for name in ("preset", "component"):
+        controls[name].observe(reset, names="value")
+
+
+def _ln_grid(spec: Explorer) -> dict:
+    """``values[vector][eps][gamma][beta] = [post_1..post_d, pre_1..pre_d]``, indices following ``axes``.
+
+    ``vector`` is the key ``"1,3,5,7"``: every preset with any one component set to any
+    value of the ``value`` slider.
+    """
+    axes = {name: spec.control(name).values for name in ("eps", "gamma", "beta")}
+    vectors = {}
+    for preset in LN_PRESETS:
+        for component, _ in spec.control("component").options:
+            for v in spec.control("value").values:
+                vector = _ln_vector({"preset": preset, "component": component, "value": v})
+                vectors[",".join(map(str, vector))] = vector
     values = {}
-    for key, vec in _edited_vectors().items():
-        values[key] = [
-            [[
-                [format_readout(v) for kind in ("post", "pre") for v in layer_norm_outputs(vec, g, b, e)[kind]]
-                for b in LN_BETAS] for g in LN_GAMMAS]
-            for e in LN_EPSILONS
-        ]
+    for key, vector in vectors.items():
+        values[key] = [[[
+            [text for kind, _ in _LN_ROWS for text in _row(layer_norm_readouts(vector, g, b, e), kind)]
+            for b in axes["beta"]] for g in axes["gamma"]] for e in axes["eps"]]
     return {
         "presets": {k: list(v) for k, v in LN_PRESETS.items()},
-        "axes": {"eps": [_key(e) for e in LN_EPSILONS], "gamma": [_key(g) for g in LN_GAMMAS],
-                 "beta": [_key(b) for b in LN_BETAS]},
+        "axes": {name: [_key(v) for v in options] for name, options in axes.items()},
         "values": values,
     }
 
 
-@lru_cache(maxsize=1)
-def depth_grid() -> dict:
-    """``post[pct][L-1] = f^L`` with ``f = pct/100``; ``pre[pct][L-1] = (1 + pct/100)^L``; ``below[pct]``."""
-    def factors(per_layer):
-        return [format_readout(v) for v in gradient_factors(per_layer, DEPTH_MAX)]
+def _row(readouts: dict, kind: str) -> list:
+    return [readouts[f"{kind}-{i + 1}"] for i in range(len(readouts) // 2)]
 
+
+LAYER_NORM = Explorer(
+    kind="layer-norm",
+    caption=(
+        "Choose a vector x (a preset from the worked examples, with one component edited), γ, β and ε. "
+        "The sublayer is the identity, F(u) = u, as in worked example Ex 2, so Post-LN shows "
+        "LN(x + F(x)) = LN(2x) and Pre-LN shows x + F(LN(x)) = x + LN(x). "
+        "γ and β are the same for every component. Post-LN's output is pinned to mean β and spread γ; "
+        "Pre-LN's output keeps the scale of x."
+    ),
+    aria="Grouped bars per component: the input x, the Post-LN output and the Pre-LN output",
+    controls=(
+        Choice("preset", "preset x", tuple((k, "(" + ", ".join(map(str, v)) + ")") for k, v in LN_PRESETS.items()),
+               "1,3,5,7"),
+        Choice("component", "edit", tuple((str(i + 1), f"x{i + 1}") for i in range(4)), "1"),
+        Slider("value", "to", -2, 7, 1, 1),
+        Choice("gamma", "γ", ((1.0, "1"), (2.0, "2")), 1.0),          # the seeds: γ = 1 (Ex 1-4), 2 (Ex 8)
+        Choice("beta", "β", ((0.0, "0"), (1.0, "1")), 0.0),           # β = 0 (Ex 1-4), 1 (Ex 8)
+        Choice("eps", "ε", tuple((e, _key(e)) for e in (0.0, 1e-5, 0.1, 1.0)), 0.0),
+    ),
+    series=(Series("x", "input x", PALETTE["seed"]), Series("post", "Post-LN: LN(x + F(x))", PALETTE["post"]),
+            Series("pre", "Pre-LN: x + F(LN(x))", PALETTE["pre"])),
+    readouts=_ln_readouts,
+    grid=lambda: _ln_grid(LAYER_NORM),
+    table=_ln_table,
+    draw=_ln_draw,
+    params=_ln_params,
+    live_hook=_ln_live_hook,
+)
+
+
+# --- the depth explorer ------------------------------------------------------------------------
+
+
+def _depth_readouts(values: dict) -> dict:
+    return depth_readouts(values["post_factor"], values["branch"], values["depth"])
+
+
+def _depth_table(readouts: dict) -> str:
+    return _rows_table((
+        ("Post-LN f^L at depth L", "post", readouts["post"]),
+        ("Pre-LN (1 + a)^L at depth L", "pre", readouts["pre"]),
+        (f"Post-LN falls under {_key(BELOW_THRESHOLD)} at depth", "post-depth-below", readouts["post-depth-below"]),
+    ))
+
+
+def _depth_per_layer(values: dict) -> dict:
+    """Series key -> the per-layer gradient factor it compounds."""
+    return {"pre": 1 + values["branch"], "post": values["post_factor"]}
+
+
+def _depth_draw(ax, values: dict, spec: Explorer):
+    depths = np.array(spec.control("depth").values)
+    for series in spec.series:
+        factor = _depth_per_layer(values)[series.key]
+        ax.semilogy(depths, gradient_factors(factor, int(depths[-1])), color=series.color, label=series.label,
+                    gid=series.key)
+        ax.plot([values["depth"]], [gradient_factor(factor, values["depth"])], "o", color=series.color)
+    ax.axvline(values["depth"], color=PALETTE["seed"], ls="--", lw=0.8)
+    ax.set_xlabel("depth L (layers)")
+    ax.set_ylabel("gradient factor at the input")
+
+
+def _depth_grid(spec: Explorer) -> dict:
+    """``post[i][L-1] = f_i^L``, ``pre[j][L-1] = (1 + a_j)^L``, ``below[i]``; i, j slider positions."""
+    depths = spec.control("depth").values
+
+    def factors(per_layer):
+        return [format_readout(v) for v in gradient_factors(per_layer, depths[-1])]
+
+    posts = spec.control("post_factor").values
     return {
-        "depths": list(range(1, DEPTH_MAX + 1)),
-        "post": {str(p): factors(p / 100) for p in POST_PCTS},
-        "pre": {str(p): factors(1 + p / 100) for p in BRANCH_PCTS},
-        "below": {str(p): depth_readouts(p / 100, 0.0, 1)["post-depth-below"] for p in POST_PCTS},
-        "labels": {"post_pct": {str(p): _key(p / 100) for p in POST_PCTS},
-                   "branch_pct": {str(p): f"{_key(p / 100)} (factor {_key(1 + p / 100)})" for p in BRANCH_PCTS}},
-        "threshold": BELOW_THRESHOLD,
+        "depths": list(depths),
+        "post": [factors(f) for f in posts],
+        "pre": [factors(1 + a) for a in spec.control("branch").values],
+        "below": [depth_readouts(f, 0.0, 1)["post-depth-below"] for f in posts],
     }
 
 
-@lru_cache(maxsize=1)
-def residual_grid() -> dict:
+DEPTH = Explorer(
+    kind="depth",
+    caption=(
+        "The factor by which a gradient is multiplied on its way from the output to the input of "
+        "L layers: Post-LN with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN "
+        "with a branch term a on top of the +1 of the residual path gives (1 + a)^L. Log scale."
+    ),
+    aria="Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN",
+    controls=(
+        Slider("post_factor", "Post-LN factor f", 0.5, 1.0, 0.01, 0.65),
+        Slider("branch", "Pre-LN branch a", 0.0, 0.5, 0.01, 0.3, echo=lambda a: f"{_key(a)} (factor {_key(1 + a)})"),
+        Slider("depth", "depth L", 1, 128, 1, 10),
+    ),
+    series=(Series("pre", "Pre-LN (1 + a)^L", PALETTE["pre"]), Series("post", "Post-LN f^L", PALETTE["post"])),
+    readouts=_depth_readouts,
+    grid=lambda: _depth_grid(DEPTH),
+    table=_depth_table,
+    draw=_depth_draw,
+)
+
+
+# --- the residual explorer ---------------------------------------------------------------------
+
+
+def _residual_readouts(values: dict) -> dict:
+    return residual_readouts(values["n"], values["branch_variance"])
+
+
+def _residual_table(readouts: dict) -> str:
+    return _rows_table((("Var(x_N) = N v", "variance", readouts["variance"]),
+                        ("std(x_N) = √(N v)", "std", readouts["std"])))
+
+
+def _residual_y_max(spec: Explorer) -> int:
+    """The fixed top of the plot: the largest std any setting reaches, rounded up."""
+    return math.ceil(residual_std(spec.control("n").values[-1], max(spec.control("branch_variance").values)))
+
+
+def _residual_draw(ax, values: dict, spec: Explorer):
+    (series,) = spec.series
+    ns = spec.control("n").values
+    v = values["branch_variance"]
+    ax.plot(ns, [residual_std(n, v) for n in ns], color=series.color, label=f"{series.label}, v = {_key(v)}",
+            gid=series.key)
+    ax.plot([values["n"]], [residual_std(values["n"], v)], "o", color=series.color)
+    ax.axvline(values["n"], color=PALETTE["seed"], ls="--", lw=0.8)
+    ax.set_ylim(0, _residual_y_max(spec))
+    ax.set_xlabel("N (additions to the residual stream)")
+    ax.set_ylabel("std(x_N)")
+
+
+def _residual_grid(spec: Explorer) -> dict:
     """``variance[v][N-1] = N v`` and ``std[v][N-1] = sqrt(N v)`` for every branch variance ``v``."""
-    ns = range(1, N_MAX + 1)
+    ns = spec.control("n").values
+    variances = spec.control("branch_variance").values
     return {
         "ns": list(ns),
-        "variance": {_key(v): [format_readout(residual_variance(n, v)) for n in ns] for v in BRANCH_VARIANCES},
-        "std": {_key(v): [format_readout(residual_std(n, v)) for n in ns] for v in BRANCH_VARIANCES},
-        "y_max": math.ceil(residual_std(N_MAX, max(BRANCH_VARIANCES))),
+        "variance": {_key(v): [format_readout(residual_variance(n, v)) for n in ns] for v in variances},
+        "std": {_key(v): [format_readout(residual_std(n, v)) for n in ns] for v in variances},
+        "y_max": _residual_y_max(spec),
     }
 
 
-# --- static HTML --------------------------------------------------------------------------
+RESIDUAL = Explorer(
+    kind="residual",
+    caption=(
+        "The Pre-LN residual stream after N independent additions of branch outputs with variance v "
+        "(starting from 0): Var(x_N) = N v, so its standard deviation grows like √N."
+    ),
+    aria="Line of the residual stream's standard deviation over N, the current N marked",
+    controls=(
+        Slider("n", "N", 1, 256, 1, 24),
+        Choice("branch_variance", "branch variance v", tuple((v, _key(v)) for v in (0.25, 0.5, 1.0, 2.0, 4.0)), 1.0),
+    ),
+    series=(Series("std", "std of the stream, √(N v)", PALETTE["pre"]),),
+    readouts=_residual_readouts,
+    grid=lambda: _residual_grid(RESIDUAL),
+    table=_residual_table,
+    draw=_residual_draw,
+)
+
+#: Every explorer's spec, by kind.
+EXPLORERS = {spec.kind: spec for spec in (LAYER_NORM, DEPTH, RESIDUAL)}
+
+
+# --- build-time grids (static form) ------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def static_grid(kind: str) -> dict:
+    """The JSON grid of one explorer: its own layout plus ``series`` and the sliders' echo ``labels``."""
+    spec = EXPLORERS[kind]
+    return {
+        **spec.grid(),
+        "series": {s.key: {"label": s.label, "color": s.color} for s in spec.series},
+        "labels": {c.name: [c.text(v) for v in c.values] for c in spec.controls if isinstance(c, Slider)},
+    }
+
+
+def layer_norm_grid() -> dict:
+    """:func:`static_grid` of the layer-norm explorer."""
+    return static_grid("layer-norm")
+
+
+def depth_grid() -> dict:
+    """:func:`static_grid` of the depth explorer."""
+    return static_grid("depth")
+
+
+def residual_grid() -> dict:
+    """:func:`static_grid` of the residual explorer."""
+    return static_grid("residual")
+
+
+# --- static HTML -------------------------------------------------------------------------------
 
 
 def explorer_script() -> str:
@@ -273,275 +599,111 @@ _STYLE = """<style>
 </style>"""
 
 
-def _slider(name: str, label: str, lo: int, hi: int, value: int, shown: str) -> str:
-    return (f'<label>{label} <input type="range" name="{name}" min="{lo}" max="{hi}" step="1" '
-            f'value="{value}" aria-label="{html.escape(label, quote=True)}"> '
-            f'<span class="lnw-param" data-param="{name}">{html.escape(shown)}</span></label>')
+def _param(name: str, text: str) -> str:
+    return f'<span class="lnw-param" data-param="{name}">{html.escape(text)}</span>'
 
 
-def _select(name: str, label: str, options, value: str) -> str:
-    opts = "".join(
-        f'<option value="{html.escape(v, quote=True)}"{" selected" if v == value else ""}>{html.escape(text)}</option>'
-        for v, text in options
+def _control_html(control) -> str:
+    """A spec control as an HTML ``<input type="range">`` (with its echo) or ``<select>``."""
+    label = html.escape(control.label)
+    if isinstance(control, Slider):
+        return (f'<label>{label} <input type="range" name="{control.name}" min="{_key(control.lo)}" '
+                f'max="{_key(control.hi)}" step="{_key(control.step)}" value="{_key(control.default)}" '
+                f'aria-label="{html.escape(control.label, quote=True)}"> '
+                f"{_param(control.name, control.text(control.default))}</label>")
+    options = "".join(
+        f'<option value="{html.escape(_key(value), quote=True)}"{" selected" if value == control.default else ""}>'
+        f"{html.escape(text)}</option>"
+        for value, text in control.options
     )
-    return f'<label>{label} <select name="{name}">{opts}</select></label>'
+    return f'<label>{label} <select name="{control.name}">{options}</select></label>'
 
 
-def _readout(key: str, text: str) -> str:
-    return f'<span class="lnw-readout" data-key="{key}">{html.escape(text)}</span>'
+def _params_html(spec: Explorer, values: dict) -> str:
+    return "".join(f"<span>{name} = {_param(name, text)}</span>" for name, text in spec.params(values).items())
 
 
-def _static(kind: str, caption: str, controls: list, body: str, grid: dict, aria: str):
+def _static(spec: Explorer):
     from IPython.display import HTML
 
-    root = f"lnw-{kind}-{uuid.uuid4().hex[:12]}"
-    data = json.dumps(grid, separators=(",", ":")).replace("</", "<\\/")
+    root = f"lnw-{spec.kind}-{uuid.uuid4().hex[:12]}"
+    defaults = spec.defaults()
+    controls = "".join(_control_html(c) for c in spec.controls) + _params_html(spec, defaults)
+    data = json.dumps(static_grid(spec.kind), separators=(",", ":")).replace("</", "<\\/")
     script = explorer_script().replace("</", "<\\/")
     return HTML(
-        f'{_STYLE}<div class="lnw-explorer" data-explorer="{kind}" id="{root}">'
-        f'<p class="lnw-caption">{caption}</p>'
-        f'<div class="lnw-controls">{"".join(controls)}</div>'
-        f'<svg class="lnw-plot" viewBox="0 0 520 280" role="img" aria-label="{html.escape(aria, quote=True)}"></svg>'
-        f"{body}"
+        f'{_STYLE}<div class="lnw-explorer" data-explorer="{spec.kind}" id="{root}">'
+        f'<p class="lnw-caption">{html.escape(spec.caption)}</p>'
+        f'<div class="lnw-controls">{controls}</div>'
+        f'<svg class="lnw-plot" viewBox="0 0 520 280" role="img" aria-label="{html.escape(spec.aria, quote=True)}"></svg>'
+        f"{spec.table(spec.readouts(defaults))}"
         f'<script type="application/json" class="lnw-data">{data}</script>'
         f"</div><script>{script}\nwindow.lnwExplore.init({json.dumps(root)});</script>"
     )
 
 
-_LN_CAPTION = (
-    "Choose a vector x (a preset from the worked examples, with one component edited), γ, β and ε. "
-    "The sublayer is the identity, F(u) = u, as in worked example Ex 2, so Post-LN shows "
-    "LN(x + F(x)) = LN(2x) and Pre-LN shows x + F(LN(x)) = x + LN(x). "
-    "γ and β are the same for every component. Post-LN's output is pinned to mean β and spread γ; "
-    "Pre-LN's output keeps the scale of x."
-)
-_DEPTH_CAPTION = (
-    "The factor by which a gradient is multiplied on its way from the output to the input of "
-    "L layers: Post-LN with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN "
-    "with a branch term a on top of the +1 of the residual path gives (1 + a)^L. Log scale."
-)
-_RESIDUAL_CAPTION = (
-    "The Pre-LN residual stream after N independent additions of branch outputs with variance v "
-    "(starting from 0): Var(x_N) = N v, so its standard deviation grows like √N."
-)
+# --- live form (ipywidgets) --------------------------------------------------------------------
 
 
-def _ln_table(readouts: dict, d: int) -> str:
-    head = "".join(f"<th>x{i + 1}</th>" for i in range(d))
-    rows = "".join(
-        f"<tr><th>{label}</th>" + "".join(f"<td>{_readout(f'{kind}-{i + 1}', readouts[f'{kind}-{i + 1}'])}</td>" for i in range(d)) + "</tr>"
-        for kind, label in (("post", "Post-LN LN(2x)"), ("pre", "Pre-LN x + LN(x)"))
-    )
-    return f'<table class="lnw-table"><tr><th>output</th>{head}</tr>{rows}</table>'
-
-
-def _static_layer_norm():
-    preset, gamma, beta, eps = "1,3,5,7", 1.0, 0.0, 0.0
-    x = LN_PRESETS[preset]
-    controls = [
-        _select("preset", "preset x", [(k, "(" + ", ".join(map(str, v)) + ")") for k, v in LN_PRESETS.items()], preset),
-        _select("component", "edit", [(str(i + 1), f"x{i + 1}") for i in range(4)], "1"),
-        _slider("value", "to", LN_VALUES[0], LN_VALUES[-1], x[0], str(x[0])),
-        f'<span>x = <span class="lnw-param" data-param="x">({", ".join(map(str, x))})</span></span>',
-        _select("gamma", "γ", [(_key(g), _key(g)) for g in LN_GAMMAS], _key(gamma)),
-        _select("beta", "β", [(_key(b), _key(b)) for b in LN_BETAS], _key(beta)),
-        _select("eps", "ε", [(_key(e), _key(e)) for e in LN_EPSILONS], _key(eps)),
-    ]
-    body = _ln_table(layer_norm_readouts(x, gamma, beta, eps), len(x))
-    return _static("layer-norm", html.escape(_LN_CAPTION), controls, body, layer_norm_grid(),
-                   "Grouped bars per component: the input x, the Post-LN output and the Pre-LN output")
-
-
-def _depth_table(readouts: dict) -> str:
-    return (
-        '<table class="lnw-table">'
-        f'<tr><th>Post-LN f^L at depth L</th><td>{_readout("post", readouts["post"])}</td></tr>'
-        f'<tr><th>Pre-LN (1 + a)^L at depth L</th><td>{_readout("pre", readouts["pre"])}</td></tr>'
-        f'<tr><th>Post-LN falls under {_key(BELOW_THRESHOLD)} at depth</th>'
-        f'<td>{_readout("post-depth-below", readouts["post-depth-below"])}</td></tr></table>'
-    )
-
-
-def _static_depth():
-    post, branch, depth = 65, 30, 10
-    grid = depth_grid()
-    controls = [
-        _slider("post_pct", "Post-LN factor f", POST_PCTS[0], POST_PCTS[-1], post, grid["labels"]["post_pct"][str(post)]),
-        _slider("branch_pct", "Pre-LN branch a", BRANCH_PCTS[0], BRANCH_PCTS[-1], branch, grid["labels"]["branch_pct"][str(branch)]),
-        _slider("depth", "depth L", 1, DEPTH_MAX, depth, str(depth)),
-    ]
-    body = _depth_table(depth_readouts(post / 100, branch / 100, depth))
-    return _static("depth", html.escape(_DEPTH_CAPTION), controls, body, grid,
-                   "Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN")
-
-
-def _residual_table(readouts: dict) -> str:
-    return (
-        '<table class="lnw-table">'
-        f'<tr><th>Var(x_N) = N v</th><td>{_readout("variance", readouts["variance"])}</td></tr>'
-        f'<tr><th>std(x_N) = √(N v)</th><td>{_readout("std", readouts["std"])}</td></tr></table>'
-    )
-
-
-def _static_residual():
-    n, v = 24, 1.0
-    controls = [
-        _slider("n", "N", 1, N_MAX, n, str(n)),
-        _select("branch_variance", "branch variance v", [(_key(b), _key(b)) for b in BRANCH_VARIANCES], _key(v)),
-    ]
-    body = _residual_table(residual_readouts(n, v))
-    return _static("residual", html.escape(_RESIDUAL_CAPTION), controls, body, residual_grid(),
-                   "Line of the residual stream's standard deviation over N, the current N marked")
-
-
-# --- live form (ipywidgets) ---------------------------------------------------------------
-
-
-def _png(figure) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_png(buffer)
-    return buffer.getvalue()
-
-
-def _live(kind: str, caption: str, controls: dict, layout: list, update):
-    """Wire ``update(values) -> (readout_html, readouts)`` to every control; return the box."""
+def _widget(control):
+    """A spec control as an ipywidget with the same range, step or options and default."""
     import ipywidgets as widgets
-    from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(6.2, 3.2), dpi=90, layout="constrained")
-    readout = widgets.HTML()
-    image = widgets.Image(format="png")
-    box = widgets.VBox([widgets.HTML(f"<p>{html.escape(caption)}</p>"), *layout, readout, image])
+    if isinstance(control, Choice):
+        return widgets.Dropdown(options=[(text, value) for value, text in control.options], value=control.default,
+                                description=control.label)
+    integer = all(isinstance(v, int) for v in (control.lo, control.hi, control.step))
+    kind = widgets.IntSlider if integer else widgets.FloatSlider
+    return kind(value=control.default, min=control.lo, max=control.hi, step=control.step, description=control.label)
+
+
+def _live(spec: Explorer):
+    """The spec as a live ``VBox``: controls, readout table and PNG plot, redrawn on every change."""
+    import ipywidgets as widgets
+
+    controls = {c.name: _widget(c) for c in spec.controls}
+    readout, image = widgets.HTML(), widgets.Image(format="png")
+    widgets_in_order = list(controls.values())
+    rows = [widgets.HBox(widgets_in_order[i:i + 3]) for i in range(0, len(widgets_in_order), 3)]
+    box = widgets.VBox([widgets.HTML(f"<p>{html.escape(spec.caption)}</p>"), *rows, readout, image])
     box.add_class("lnw-explorer-live")
-    box.lnw_kind, box.lnw_controls, box.lnw_readout, box.lnw_image, box.lnw_figure = kind, controls, readout, image, figure
+    box.lnw_kind, box.lnw_spec, box.lnw_controls, box.lnw_readout, box.lnw_image = (
+        spec.kind, spec, controls, readout, image)
 
     def refresh(_change=None):
-        figure.clear()
-        table, values = update({name: w.value for name, w in controls.items()}, figure)
-        box.lnw_values = values
-        readout.value = table
-        image.value = _png(figure)
+        values = spec.snap({name: w.value for name, w in controls.items()})
+        fig, ax = new_figure(6.2, 3.4)
+        spec.draw(ax, values, spec)
+        ax.legend(fontsize=9, frameon=False)
+        box.lnw_figure, box.lnw_values = fig, spec.readouts(values)
+        readout.value = _params_html(spec, values) + spec.table(box.lnw_values)
+        image.value = figure_png(fig, dpi=90)
 
+    if spec.live_hook:
+        spec.live_hook(controls)  # registered first, so it acts before the redraw
     for w in controls.values():
         w.observe(refresh, names="value")
     refresh()
     return box
 
 
-def _parse_vector(text: str):
-    parts = [p for p in text.replace(";", ",").replace("(", "").replace(")", "").split(",") if p.strip()]
-    try:
-        vec = np.array([float(p) for p in parts])
-    except ValueError:
-        vec = np.array([])
-    if vec.size < 2 or not np.all(np.isfinite(vec)):
-        raise ValueError("x: give at least two finite numbers separated by commas")
-    return vec
+# --- public API --------------------------------------------------------------------------------
 
 
-def _live_layer_norm():
-    import ipywidgets as widgets
-
-    controls = {
-        "preset": widgets.Dropdown(options=[("(" + ", ".join(map(str, v)) + ")", k) for k, v in LN_PRESETS.items()],
-                                   value="1,3,5,7", description="preset"),
-        "x": widgets.Text(value="1, 3, 5, 7", description="x", continuous_update=False),
-        "gamma": widgets.FloatSlider(value=1.0, min=-3.0, max=3.0, step=0.1, description="γ"),
-        "beta": widgets.FloatSlider(value=0.0, min=-3.0, max=3.0, step=0.1, description="β"),
-        "eps": widgets.Dropdown(options=[(_key(e), e) for e in LN_EPSILONS], value=0.0, description="ε"),
-    }
-    controls["preset"].observe(
-        lambda change: setattr(controls["x"], "value", ", ".join(map(str, LN_PRESETS[change["new"]]))), names="value")
-
-    def update(v, figure):
-        try:
-            x = _parse_vector(v["x"])
-        except ValueError as err:
-            return f"<p><b>{html.escape(str(err))}</b></p>", {}
-        out = layer_norm_outputs(x, v["gamma"], v["beta"], v["eps"])
-        readouts = layer_norm_readouts(x, v["gamma"], v["beta"], v["eps"])
-        ax = figure.add_subplot()
-        idx, width = np.arange(x.size), 0.27
-        ax.bar(idx - width, x, width, label="input x", color="#8a8f98")
-        ax.bar(idx, np.nan_to_num(out["post"]), width, label="Post-LN LN(x + F(x))", color="#d9480f")
-        ax.bar(idx + width, np.nan_to_num(out["pre"]), width, label="Pre-LN x + F(LN(x))", color="#1c7ed6")
-        ax.axhline(0, color="black", lw=0.8)
-        ax.set_xticks(idx, [f"x{i + 1}" for i in idx])
-        ax.legend(fontsize=8)
-        return _ln_table(readouts, x.size), readouts
-
-    layout = [widgets.HBox([controls["preset"], controls["x"]]),
-              widgets.HBox([controls["gamma"], controls["beta"], controls["eps"]])]
-    return _live("layer-norm", _LN_CAPTION, controls, layout, update)
-
-
-def _live_depth():
-    import ipywidgets as widgets
-
-    controls = {
-        "post_factor": widgets.FloatSlider(value=0.65, min=0.5, max=1.0, step=0.01, description="Post-LN f"),
-        "branch": widgets.FloatSlider(value=0.3, min=0.0, max=0.5, step=0.01, description="Pre-LN a"),
-        "depth": widgets.IntSlider(value=10, min=1, max=DEPTH_MAX, description="depth L"),
-    }
-
-    def update(v, figure):
-        readouts = depth_readouts(v["post_factor"], v["branch"], v["depth"])
-        ax = figure.add_subplot()
-        depths = np.arange(1, DEPTH_MAX + 1)
-        for key, factor, color in (("pre", 1 + v["branch"], "#1c7ed6"), ("post", v["post_factor"], "#d9480f")):
-            label = "Pre-LN (1 + a)^L" if key == "pre" else "Post-LN f^L"
-            ax.semilogy(depths, gradient_factors(factor, DEPTH_MAX), color=color, label=label, gid=key)
-            ax.plot([v["depth"]], [gradient_factor(factor, v["depth"])], "o", color=color)
-        ax.axvline(v["depth"], color="gray", ls="--", lw=0.8)
-        ax.set_xlabel("depth L (layers)")
-        ax.set_ylabel("gradient factor at the input")
-        ax.legend(fontsize=8)
-        return _depth_table(readouts), readouts
-
-    return _live("depth", _DEPTH_CAPTION, controls, [widgets.HBox(list(controls.values()))], update)
-
-
-def _live_residual():
-    import ipywidgets as widgets
-
-    controls = {
-        "n": widgets.IntSlider(value=24, min=1, max=N_MAX, description="N"),
-        "branch_variance": widgets.Dropdown(options=[(_key(b), b) for b in BRANCH_VARIANCES], value=1.0,
-                                            description="variance v"),
-    }
-
-    def update(v, figure):
-        readouts = residual_readouts(v["n"], v["branch_variance"])
-        ax = figure.add_subplot()
-        ns = np.arange(1, N_MAX + 1)
-        ax.plot(ns, [residual_std(int(n), v["branch_variance"]) for n in ns], color="#1c7ed6", gid="std",
-                label=f"std of the stream, v = {_key(v['branch_variance'])}")
-        ax.plot([v["n"]], [residual_std(v["n"], v["branch_variance"])], "o", color="#1c7ed6")
-        ax.axvline(v["n"], color="gray", ls="--", lw=0.8)
-        ax.set_ylim(0, math.ceil(residual_std(N_MAX, max(BRANCH_VARIANCES))))
-        ax.set_xlabel("N (additions to the residual stream)")
-        ax.set_ylabel("std(x_N)")
-        ax.legend(fontsize=8)
-        return _residual_table(readouts), readouts
-
-    return _live("residual", _RESIDUAL_CAPTION, controls, [widgets.HBox(list(controls.values()))], update)
-
-
-# --- public API -------------------------------------------------------------------------------
+def _explorer(spec: Explorer):
+    return _static(spec) if is_static_build() else _live(spec)
 
 
 def layer_norm_explorer():
     """LayerNorm of an editable vector with γ, β, ε; Post-LN beside Pre-LN (identity sublayer)."""
-    return _static_layer_norm() if is_static_build() else _live_layer_norm()
+    return _explorer(LAYER_NORM)
 
 
 def depth_explorer():
     """Gradient factor over depth: Post-LN ``f^L`` against Pre-LN ``(1 + a)^L``, log scale."""
-    return _static_depth() if is_static_build() else _live_depth()
+    return _explorer(DEPTH)
 
 
 def residual_explorer():
     """Pre-LN residual-stream growth: ``Var = N v``, ``std = sqrt(N v)``, over N."""
-    return _static_residual() if is_static_build() else _live_residual()
+    return _explorer(RESIDUAL)

@@ -12,10 +12,22 @@
   "use strict";
   if (window.lnwExplore) { return; }
 
-  var COLORS = { x: "#8a8f98", post: "#d9480f", pre: "#1c7ed6" };
-
   function control(root, name) { return root.querySelector('[name="' + name + '"]'); }
   function value(root, name) { return control(root, name).value; }
+
+  /* A slider's grid position: round((value - min) / step), kept inside the slider's range. */
+  function position(el) {
+    var min = parseFloat(el.getAttribute("min")), max = parseFloat(el.getAttribute("max"));
+    var step = parseFloat(el.getAttribute("step"));
+    var i = Math.round((parseFloat(el.value) - min) / step);
+    return Math.max(0, Math.min(i, Math.round((max - min) / step)));
+  }
+  function at(root, name) { return position(control(root, name)); }
+
+  /* A series of the spec (key, label and colour come from the grid), with its values. */
+  function series(data, key, label, values) {
+    return { key: key, label: label || data.series[key].label, color: data.series[key].color, values: values };
+  }
 
   function setText(root, selector, text) {
     var nodes = root.querySelectorAll(selector);
@@ -195,7 +207,6 @@
     var vec = data.presets[preset].slice();
     vec[comp - 1] = parseInt(slider.value, 10);
     var key = vec.join(",");
-    param(root, "value", slider.value);
     param(root, "x", "(" + vec.join(", ") + ")");
     var ie = data.axes.eps.indexOf(value(root, "eps"));
     var ig = data.axes.gamma.indexOf(value(root, "gamma"));
@@ -210,42 +221,31 @@
     }
     barChart(root.querySelector("svg.lnw-plot"), {
       groups: vec.map(function (_, i) { return "x" + (i + 1); }),
-      series: [
-        { key: "x", label: "input x", color: COLORS.x, values: vec },
-        { key: "post", label: "Post-LN: LN(x + F(x))", color: COLORS.post, values: post },
-        { key: "pre", label: "Pre-LN: x + F(LN(x))", color: COLORS.pre, values: pre }
-      ],
+      series: [series(data, "x", null, vec), series(data, "post", null, post), series(data, "pre", null, pre)],
       xLabel: "component", yLabel: "value"
     });
   };
 
   RENDER.depth = function (root, data) {
-    var p = value(root, "post_pct"), a = value(root, "branch_pct"), depth = parseInt(value(root, "depth"), 10);
-    param(root, "post_pct", data.labels.post_pct[p]);
-    param(root, "branch_pct", data.labels.branch_pct[a]);
-    param(root, "depth", String(depth));
+    var p = at(root, "post_factor"), a = at(root, "branch"), depth = data.depths[at(root, "depth")];
     var post = data.post[p], pre = data.pre[a];
     readout(root, "post", post[depth - 1]);
     readout(root, "pre", pre[depth - 1]);
     readout(root, "post-depth-below", data.below[p]);
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: data.depths, log: true, marker: depth, xTicks: [1, 16, 32, 48, 64, 80, 96, 112, 128],
-      series: [
-        { key: "pre", label: "Pre-LN (1 + a)^L", color: COLORS.pre, values: pre.map(num) },
-        { key: "post", label: "Post-LN f^L", color: COLORS.post, values: post.map(num) }
-      ],
+      series: [series(data, "pre", null, pre.map(num)), series(data, "post", null, post.map(num))],
       xLabel: "depth L (layers)", yLabel: "gradient factor at the input"
     });
   };
 
   RENDER.residual = function (root, data) {
-    var v = value(root, "branch_variance"), n = parseInt(value(root, "n"), 10);
-    param(root, "n", String(n));
+    var v = value(root, "branch_variance"), n = data.ns[at(root, "n")];
     readout(root, "variance", data.variance[v][n - 1]);
     readout(root, "std", data.std[v][n - 1]);
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: data.ns, log: false, marker: n, yMin: 0, yMax: data.y_max, xTicks: [1, 32, 64, 96, 128, 160, 192, 224, 256],
-      series: [{ key: "std", label: "std of the stream, branch variance " + v, color: COLORS.pre, values: data.std[v].map(num) }],
+      series: [series(data, "std", data.series.std.label + ", v = " + v, data.std[v].map(num))],
       xLabel: "N (additions to the residual stream)", yLabel: "std(x_N)"
     });
   };
@@ -255,7 +255,15 @@
     if (!root || root.getAttribute("data-lnw-ready") === "1") { return; }
     var data = JSON.parse(root.querySelector("script.lnw-data").textContent);
     var render = RENDER[root.getAttribute("data-explorer")];
-    var update = function (event) { render(root, data, event); };
+    var sliders = root.querySelectorAll('input[type="range"]');
+    var update = function (event) {
+      render(root, data, event);
+      /* echo each slider's setting (after render, which may reset one) */
+      for (var i = 0; i < sliders.length; i++) {
+        var name = sliders[i].getAttribute("name");
+        param(root, name, data.labels[name][position(sliders[i])]);
+      }
+    };
     var inputs = root.querySelectorAll("input, select");
     for (var i = 0; i < inputs.length; i++) {
       inputs[i].addEventListener("input", update);
@@ -265,5 +273,5 @@
     root.setAttribute("data-lnw-ready", "1");
   }
 
-  window.lnwExplore = { init: init, version: 1 };
+  window.lnwExplore = { init: init, version: 2 };
 })();
