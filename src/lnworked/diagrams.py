@@ -69,11 +69,25 @@ def _endpoint(ax, xy, label, va):
     ax.text(*xy, label, ha="center", va=va, fontsize=FONT["box"], color=PALETTE["text"])
 
 
+def _stem(ax, fork):
+    """The input line up to the fork, where the residual branches off."""
+    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
+    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
+
+
+def _finish(ax, fork, out_y, note, title, color):
+    """Input and output labels, the highway's note, the title and the diagram's frame."""
+    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
+    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
+    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, note, color=PALETTE["highway"], fontsize=FONT["annotation"], va="center")
+    _title(ax, title, color)
+    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+
+
 def _post_ln_diagram(ax):
     """Post-LN: fork -> F -> add -> LN; the orange highway runs into the add and on into LN."""
     fork, f_y, add_y, ln_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
-    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
-    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
+    _stem(ax, fork)
     _arrow(ax, (0, fork), (0, f_y - _BOX_H / 2), PALETTE["text"])
     _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
     _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
@@ -82,19 +96,13 @@ def _post_ln_diagram(ax):
     _arrow(ax, (0, ln_y + _BOX_H / 2), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y),
                   (0, add_y), (0, ln_y - _BOX_H / 2)])
-    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
-    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
-    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nenters LN", color=PALETTE["highway"],
-            fontsize=FONT["annotation"], va="center")
-    _title(ax, "Post-LN\n$x_{i+1} = \\mathrm{LN}(x_i + F(x_i))$", PALETTE["post"])
-    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+    _finish(ax, fork, out_y, "highway\nenters LN", "Post-LN\n$x_{i+1} = \\mathrm{LN}(x_i + F(x_i))$", PALETTE["post"])
 
 
 def _pre_ln_diagram(ax):
     """Pre-LN: fork -> LN -> F -> add; the orange highway bypasses every box into the add."""
     fork, ln_y, f_y, add_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
-    ax.plot([0], [fork], "o", color=PALETTE["text"], markersize=6, zorder=4)
-    ax.plot([0, 0], [0.2, fork], color=PALETTE["text"], linewidth=1.8, zorder=2)
+    _stem(ax, fork)
     _arrow(ax, (0, fork), (0, ln_y - _BOX_H / 2), PALETTE["text"])
     _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
     _arrow(ax, (0, ln_y + _BOX_H / 2), (0, f_y - _BOX_H / 2), PALETTE["text"])
@@ -103,12 +111,8 @@ def _pre_ln_diagram(ax):
     _add_node(ax, (0, add_y))
     _arrow(ax, (0, add_y + _ADD_R), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y)])
-    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
-    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
-    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, "highway\nbypasses\nevery box", color=PALETTE["highway"],
-            fontsize=FONT["annotation"], va="center")
-    _title(ax, "Pre-LN\n$x_{i+1} = x_i + F(\\mathrm{LN}(x_i))$", PALETTE["pre"])
-    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+    _finish(ax, fork, out_y, "highway\nbypasses\nevery box", "Pre-LN\n$x_{i+1} = x_i + F(\\mathrm{LN}(x_i))$",
+            PALETTE["pre"])
 
 
 def block_diagrams() -> Figure:
