@@ -326,3 +326,98 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     _title(right, "Backward: gradient reaching the input")
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT["legend"], frameon=False)
     return fig
+
+
+# --- LayerNorm as geometry (chapter 1) ------------------------------------------------
+
+
+def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.5, 1.0),
+                        samples: int = 8, seed: int = 0) -> Figure:
+    """LayerNorm (γ = 1, β = 0, ε = 0) as "project onto the plane ⟂ 1, then rescale to radius √d".
+
+    Left, ``d = 2`` in the plane of ``(x_1, x_2)``: source text 000's ``x = (2, -1)`` (the
+    ``x`` of ``000-pre-ln-gradient``) and ``x + c 1`` for ``c`` in ``shifts`` all project along
+    ``1`` onto the same point of the mean-free line ``x_1 + x_2 = 0``; rescaling sends it to
+    ``(1, -1)``, one of the only two outputs a 2-vector can have (``±(1, -1)``, the "sphere" of
+    radius √2 in that line). Right, ``d = 3`` seen face-on in the plane ⟂ ``(1, 1, 1)``
+    (coordinates :func:`lnworked.norms.mean_free_basis`): the centred parts of ``c * x3`` for
+    ``c`` in ``scales`` lie on one ray and all land on the same point of the circle of radius
+    √3; ``samples`` random vectors (``default_rng(seed)``, normal entries times a log-uniform
+    scale in [0.5, 2.5], plus a random offset along ``1``) land on the circle too. Every point is
+    :func:`lnworked.norms.layer_norm_geometry`. Artist gids: ``"mean-free"``, ``"ones"``,
+    ``"sphere"`` (both panels), ``"input"``, ``"centred"``, ``"output"``, ``"projection"``.
+    """
+    from lnworked.norms import layer_norm_geometry as geometry
+    from lnworked.norms import mean_free_basis
+
+    fig, (plane, face) = new_figure(11.5, 5.4, ncols=2)
+    ink, proj, out = PALETTE["seed"], PALETTE["highway"], PALETTE["norm"]
+
+    # d = 2: the whole space is the page.
+    x = np.asarray(get_example("000-pre-ln-gradient").value("x"), dtype=float)
+    inputs = [x] + [x + c for c in shifts]
+    reach = 1.0 + max(np.max(np.abs(v)) for v in inputs)
+    line = np.array([-reach, reach])
+    plane.plot(line, -line, color=out, linewidth=2.2, gid="mean-free", label="mean-free line $x_1 + x_2 = 0$")
+    plane.plot(line, line, color=ink, linestyle=":", linewidth=1.4, gid="ones", label="direction $\\mathbf{1}$")
+    sphere = geometry(x, eps=0).radius * np.array([1.0, -1.0]) / np.sqrt(2.0)
+    plane.plot([sphere[0], -sphere[0]], [sphere[1], -sphere[1]], "o", markersize=13, markerfacecolor="white",
+               markeredgecolor=out, markeredgewidth=2.2, gid="sphere", label="the two points at radius $\\sqrt{2}$")
+    for k, v in enumerate(inputs):
+        g = geometry(v, eps=0)
+        plane.plot(*zip(g.x, g.centred), color=proj, linestyle="--", linewidth=1.6, gid="projection")
+        plane.plot(*g.x, "s", color=ink, markersize=8, gid="input")
+        name = "x" if k == 0 else f"x {'+' if shifts[k - 1] > 0 else '-'} {format_value(abs(shifts[k - 1]))}\\,\\mathbf{{1}}"
+        plane.annotate(f"${name}$", g.x, xytext=(8, -4), textcoords="offset points", fontsize=FONT["annotation"],
+                       color=PALETTE["text"])
+    g = geometry(x, eps=0)
+    plane.plot(*g.centred, "o", color=proj, markersize=8, gid="centred")
+    plane.annotate("$x - \\mu\\mathbf{1}$", g.centred, xytext=(10, -2), textcoords="offset points",
+                   fontsize=FONT["annotation"], color=proj)
+    plane.annotate("", g.output, xytext=g.centred, arrowprops={"arrowstyle": "->", "color": out, "lw": 2})
+    plane.plot(*g.output, "o", color=out, markersize=9, gid="output")
+    plane.annotate(f"$\\mathrm{{LN}}(x) = ({format_value(g.output[0], 4)}, {format_value(g.output[1], 4)})$",
+                   g.output, xytext=(-12, -22), textcoords="offset points", ha="right",
+                   fontsize=FONT["annotation"], color=out)
+    plane.set_xlim(-reach, reach)
+    plane.set_ylim(-reach, reach)
+    plane.set_aspect("equal")
+    _labels(plane, "$x_1$", "$x_2$")
+    _title(plane, "$d = 2$: project along $\\mathbf{1}$, then rescale")
+    plane.legend(loc="upper left", fontsize=FONT["annotation"] - 1, frameon=False)
+
+    # d = 3: the plane perpendicular to (1, 1, 1), seen face-on.
+    basis = mean_free_basis(3)
+    radius = np.sqrt(3.0)
+    angle = np.linspace(0.0, 2.0 * np.pi, 361)
+    face.plot(radius * np.cos(angle), radius * np.sin(angle), color=out, linewidth=2.2, gid="sphere",
+              label="circle of radius $\\sqrt{3}$")
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.uniform(np.log10(0.5), np.log10(2.5), (samples, 1))
+    others = scale * rng.normal(0.0, 1.0, (samples, 3)) + rng.normal(0.0, 3.0, (samples, 1))
+    family = [c * np.asarray(x3, dtype=float) for c in scales]
+    for k, v in enumerate(family + list(others)):
+        g = geometry(v, eps=0)
+        centred, output = basis @ g.centred, basis @ g.output
+        color = proj if k < len(family) else ink
+        face.plot([0.0, centred[0], output[0]], [0.0, centred[1], output[1]], color=color, linewidth=0.9,
+                  linestyle=":", zorder=1)
+        face.plot(*centred, "o", markerfacecolor="white", markeredgecolor=color, markersize=7, gid="centred",
+                  label="$x - \\mu\\mathbf{1}$ (centred input)" if k == len(family) else None)
+        face.plot(*output, "o", color=out, markersize=7, gid="output",
+                  label="$\\mathrm{LN}(x)$" if k == 0 else None)
+    tip = basis @ geometry(family[-1], eps=0).centred
+    face.annotate(f"$c\\,x$ for $c = {', '.join(format_value(c) for c in scales)}$", tip, xytext=(6, 6),
+                  textcoords="offset points", fontsize=FONT["annotation"], color=proj)
+    span = 1.15 * max(radius, max(np.linalg.norm(basis @ geometry(v, eps=0).centred)
+                                  for v in family + list(others)))
+    face.set_xlim(-span, span)
+    face.set_ylim(-span, span)
+    face.set_aspect("equal")
+    _labels(face, "first coordinate in the plane", "second coordinate in the plane")
+    _title(face, "$d = 3$: the plane $\\perp (1, 1, 1)$, face-on")
+    face.legend(loc="lower left", fontsize=FONT["annotation"] - 1, frameon=False)
+    return fig
+
+
+__all__ += ["layer_norm_geometry"]

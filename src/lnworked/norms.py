@@ -21,9 +21,11 @@ Concrete inputs are validated and bad ones raise :class:`ValueError` naming the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from lnworked.validation import array_module, check_eps, check_vector_args, is_traced
+from lnworked.validation import array_module, as_array, check_eps, check_int, check_vector_args, is_traced
 
 __all__ = [
     "DegenerateInputError",
@@ -135,3 +137,76 @@ NORMS = {
     "layer": (layer_norm, layer_norm_jacobian),
     "rms": (rms_norm, rms_norm_jacobian),
 }
+
+
+# --- The geometry of LayerNorm (chapter 1's picture) ----------------------------------
+
+
+def mean_free_basis(d: int) -> np.ndarray:
+    """An orthonormal basis of the hyperplane ``{v : 1^T v = 0}`` of R^d, as rows, shape ``(d - 1, d)``.
+
+    The Helmert basis: row ``k`` (``k = 1, ..., d - 1``) is
+    ``(1, ..., 1, -k, 0, ..., 0) / sqrt(k (k + 1))`` with ``k`` ones. ``B @ v`` gives the
+    coordinates of a mean-free vector ``v`` inside the hyperplane, and ``B.T @ B`` is the
+    centring projection ``I - 1 1^T / d``. For ``d = 3`` these coordinates draw the plane
+    perpendicular to ``(1, 1, 1)`` flat on the page.
+    """
+    d = check_int(d, "d", minimum=2)
+    basis = np.zeros((d - 1, d))
+    for k in range(1, d):
+        basis[k - 1, :k] = 1.0
+        basis[k - 1, k] = -float(k)
+        basis[k - 1] /= np.sqrt(k * (k + 1.0))
+    return basis
+
+
+@dataclass(frozen=True)
+class LayerNormGeometry:
+    """LayerNorm of one vector ``x`` of width ``d`` (``gamma = 1``, ``beta = 0``) as two geometric steps.
+
+    ``along_ones = mu 1`` is the orthogonal projection of ``x`` onto the line spanned by
+    ``1 = (1, ..., 1)``; ``centred = x - mu 1 = (I - 1 1^T / d) x`` is its orthogonal
+    projection onto the hyperplane perpendicular to ``1`` (so ``x = along_ones + centred``).
+    ``sigma = ||centred|| / sqrt(d)`` is the standard deviation of ``x``. ``output = centred /
+    sqrt(sigma^2 + eps)`` is ``LN(x)``; its length ``radius = sqrt(d) sigma / sqrt(sigma^2 + eps)``
+    is exactly ``sqrt(d)`` when ``eps = 0``: LayerNorm puts every non-flat vector on the
+    sphere of radius ``sqrt(d)`` inside that hyperplane.
+    """
+
+    x: np.ndarray
+    eps: float
+    along_ones: np.ndarray
+    centred: np.ndarray
+    sigma: float
+    output: np.ndarray
+    radius: float
+
+
+def layer_norm_geometry(x, eps: float = DEFAULT_EPS, *, allow_degenerate=False) -> LayerNormGeometry:
+    """Split ``LN(x)`` (``gamma = 1``, ``beta = 0``) into centring and rescaling; see :class:`LayerNormGeometry`.
+
+    Centring: ``centred = (I - 1 1^T / d) x``, the orthogonal projection onto the hyperplane
+    ``1^T v = 0``. Rescaling: ``output = centred / sqrt(sigma^2 + eps)`` with
+    ``sigma^2 = ||centred||^2 / d``, so ``||output|| = sqrt(d) sigma / sqrt(sigma^2 + eps)``
+    (``sqrt(d)`` for ``eps = 0``). Adding ``c 1`` to ``x`` changes only ``along_ones``;
+    multiplying ``x`` by ``c > 0`` changes only ``sigma`` (the length of ``centred``); neither
+    moves ``output`` when ``eps = 0``. ``x`` is one vector (1-D); ``output`` equals
+    :func:`layer_norm` ``(x, eps=eps)``.
+    """
+    x = as_array(x, "x")
+    if x.ndim != 1:
+        raise ValueError(f"x: must be one vector (1-D), got shape {x.shape}")
+    check_eps(eps)
+    d = x.shape[-1]
+    output, s = _layer_norm_stats(x, eps, allow_degenerate)
+    mu = x[0] + np.mean(x - x[0])  # as in _layer_norm_stats: a flat vector centres to exactly 0
+    centred = x - mu
+    along_ones = np.full_like(x, mu)
+    sigma = float(np.linalg.norm(centred) / np.sqrt(d))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        radius = float(np.sqrt(d) * sigma / s[0])
+    return LayerNormGeometry(x=x, eps=float(eps), along_ones=along_ones, centred=centred,
+                             sigma=sigma, output=output, radius=radius)
+
+
+__all__ += ["mean_free_basis", "LayerNormGeometry", "layer_norm_geometry"]
