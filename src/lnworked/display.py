@@ -51,7 +51,7 @@ def _stated_text(quantity: Quantity) -> str:
 def erratum_markdown(example: Example) -> str:
     """A MyST ``{admonition}`` with the seed's value beside the computed one, linked to the example."""
     return (
-        f":::{{admonition}} Erratum ({example.seed}): the seed states {format_value(example.stated)}\n"
+        f":::{{admonition}} Erratum (source text {example.seed[:3]}): it states {format_value(example.stated)}\n"
         ":class: warning\n\n"
         f"The library computes **{format_value(example.computed)}** "
         f"([worked example `{example.id}`](#example-{example.id})). {example.note or ''}\n"
@@ -98,7 +98,7 @@ def _step_line(quantity: Quantity, result: bool) -> str:
     line = f"1. {label}: {shown}"
     if quantity.stated is not None:
         mark = "agrees" if quantity.agrees else "**does not agree**"
-        line += f" (the seed states {_stated_text(quantity)}: {mark})"
+        line += f" (the source text states {_stated_text(quantity)}: {mark})"
     if quantity.why:
         line += f"  \n   *Why:* {quantity.why}"
     return line
@@ -113,7 +113,7 @@ def example_markdown(example_id: str) -> str:
     if example.claim is not None:
         claim = format_value(example.claim)
         verdict = "holds" if example.holds else "**does not hold**"
-        lines += ["", f"The seed's claim, {claim}, {verdict} in the library's check."]
+        lines += ["", f"The source text's claim, {claim}, {verdict} in the library's check."]
     if example.agrees is False:
         lines += ["", erratum_markdown(example)]
     elif example.note:

@@ -288,7 +288,7 @@ def seed000_pre_ln_gradient() -> Example:
     return _example(
         "000-pre-ln-gradient", "000", "Pre-LN: the gradient reaching layer 2's input", _inputs_000(),
         [Q("J_N", "LayerNorm Jacobian at x", j_ln, r"J_N(x)",
-           "The branch's gradient passes through LayerNorm's Jacobian; the seed replaces it by I."),
+           "The branch's gradient passes through LayerNorm's Jacobian; the source text replaces it by I."),
          Q("J_N_ones", "J_N applied to (1, 1)", j_ln @ np.ones(2), r"J_N\,(1, 1)^\top",
            "The upstream g points along (1, 1), the mean direction that LayerNorm removes."),
          Q("branch", "gradient through the sublayer branch", branch, r"(J_s J_N)^\top g",
@@ -296,7 +296,7 @@ def seed000_pre_ln_gradient() -> Example:
          Q("total", "gradient at layer 2's input", total, r"(I + J_s J_N)^\top g",
            "The residual path adds g itself: the +1 term.", stated=("0.55", "0.55"))],
         ["total"],
-        note="The seed assumes J_N ≈ I and gets 0.55. The true LayerNorm Jacobian removes the "
+        note="The source text assumes J_N ≈ I and gets 0.55. The true LayerNorm Jacobian removes the "
              "mean direction, J_N (1,1)^T = 0 for every x and ε, and it is symmetric, so the "
              "upstream gradient (0.5, 0.5) gives the sublayer branch nothing: exactly (0.5, 0.5) "
              "arrives, all of it through the +1 residual path. (For d = 2, J_N is ≈ 0 outright: "
@@ -318,7 +318,7 @@ def seed000_post_ln_gradient() -> Example:
          Q("total", "gradient at layer 2's input", total, r"(I + J_s)^\top J_N(z)^\top g",
            "Nothing is left for the residual path to carry: it sits inside the norm.")],
         ["total"],
-        note="The seed gives only the formula. With the true J_N the upstream gradient lies in "
+        note="The source text gives only the formula. With the true J_N the upstream gradient lies in "
              "LayerNorm's null space, so nothing reaches layer 2's input: Post-LN has no "
              "untouched path around J_N.",
     )
@@ -365,7 +365,7 @@ def seed001_practice() -> Example:
         "001-practice-12-layers", "001", "Practice: 0.8 per layer over 12 layers",
         [Q("per_layer", "factor per layer", 0.8, r"a"), Q("layers", "layers", 12, r"L")],
         [Q("post", "factor over 12 layers", value, r"a^{L} = 0.8^{12}", "Per-layer factors multiply.")],
-        ["post"], note="The seed asks the question without an answer.",
+        ["post"], note="The source text asks the question without an answer.",
     )
 
 
@@ -415,7 +415,7 @@ def seed002_zero_homogeneity() -> Example:
            r"|\mathrm{LN}(0.01\,x) - \mathrm{LN}(x)|,\ \varepsilon = 10^{-5}",
            "ε does not scale with c, so invariance is only approximate for small inputs.")],
         ["layer", "rms"], claim="N(cx) = N(x) for c > 0", holds=max(worst.values()) < 1e-12,
-        note="Exact for ε = 0; with ε > 0 it is approximate, as the seed says, and the gap grows as cx shrinks toward √ε.",
+        note="Exact for ε = 0; with ε > 0 it is approximate, as the source text says, and the gap grows as cx shrinks toward √ε.",
     )
 
 
@@ -495,7 +495,7 @@ def ex2_pre_ln_forward() -> Example:
          Q("out_mean", "mean of the output", float(np.mean(out)), r"\operatorname{mean}(x_{\text{out}})",
            "x̃ has mean 0, so the stream keeps its mean.")],
         ["out"],
-        note=f"The seed's \"σ = 5\" and \"/5\" are √5 ≈ {math.sqrt(5):.7f} with the root sign lost in extraction; "
+        note=f"The source text's \"σ = 5\" and \"/5\" are √5 ≈ {math.sqrt(5):.7f} with the root sign lost in extraction; "
              "its decimals use √5 and are right.",
     )
 
@@ -523,7 +523,7 @@ def ex3_degenerate() -> Example:
          Q("out", "LN(x) with ε = 1e-5", out, r"(x - \mu)/\sqrt{\sigma^2 + \varepsilon}",
            "A zero numerator over a small positive denominator is zero.", stated=("0", "0", "0", "0"))],
         ["out"],
-        note="The seed's \"0 + 10^-5 ≈ 0.00316\" is √(0 + 10^-5), root sign lost in extraction.",
+        note="The source text's \"0 + 10^-5 ≈ 0.00316\" is √(0 + 10^-5), root sign lost in extraction.",
     )
 
 
@@ -547,7 +547,7 @@ def ex4_post_ln_large_sublayer() -> Example:
            r"\gamma / \sqrt{\sigma^2 + \varepsilon}",
            "The same division scales the gradient that flows back through the norm.", stated="0.01")],
         ["out", "backward"],
-        note="The seed's \"σ² + ε = 10000.00001 ≈ 100\", \"γ/(σ² + ε)\" and \"1/10000 = 1/100\" are "
+        note="The source text's \"σ² + ε = 10000.00001 ≈ 100\", \"γ/(σ² + ε)\" and \"1/10000 = 1/100\" are "
              "√(σ² + ε) with the root sign lost; read so, its numbers are right.",
     )
 
@@ -565,13 +565,13 @@ def ex4_pre_ln_large_sublayer() -> Example:
            "F sees the zero vector, as it did in Post-LN, and its output enters the stream unnormalised.",
            stated=("0", "0", "0", "0")),
          Q("out_zero_bias", "Pre-LN output with a zero-bias GELU MLP (F(0) = 0)", out_zero_bias,
-           r"x_{\text{out}} = F_{\text{zero bias}}(0)", "Only a different F, one with F(0) = 0, gives the seed's zero.")],
+           r"x_{\text{out}} = F_{\text{zero bias}}(0)", "Only a different F, one with F(0) = 0, gives the source text's zero.")],
         ["out"],
-        note="Inconsistent in the seed: both placements feed F the zero vector (x = 0 in Post-LN, "
+        note="Inconsistent in the source text: both placements feed F the zero vector (x = 0 in Post-LN, "
              "LN(0) = 0 in Pre-LN), so the same F cannot give (100, −100, 100, −100) in one and 0 in "
              "the other. With the F of the Post-LN case, Pre-LN writes the full (100, −100, 100, −100) "
              "into the unnormalized stream: Pre-LN does not gate a large F; it leaves the stream "
-             "unnormalized. The seed's 0 holds only for a different, zero-bias F.",
+             "unnormalized. The source text's 0 holds only for a different, zero-bias F.",
     )
 
 
@@ -613,7 +613,7 @@ def ex6_residual_growth() -> Example:
          Q("monte_carlo", "Monte Carlo variance (20 000 samples, seed 6)", monte_carlo, r"\widehat{\operatorname{Var}}(x_L)",
            "A simulation checks the formula without using it.")],
         ["std"],
-        note="The seed's \"σ_stream = N\", \"σ = 24\" and \"σ = 96\" are √N, √24, √96 with the root "
+        note="The source text's \"σ_stream = N\", \"σ = 24\" and \"σ = 96\" are √N, √24, √96 with the root "
              "sign lost; its decimals are the square roots and are right.",
     )
 
@@ -650,7 +650,7 @@ def ex8_exam_twist() -> Example:
            "Scale by γ, then shift by β.", stated=("-1.6833", "0.1056", "1.8944", "3.6833")),
          *_output_stats(out)],
         ["out"],
-        note="The seed's \"σ = 5\" and \"/5\" are √5, root sign lost in extraction.",
+        note="The source text's \"σ = 5\" and \"/5\" are √5, root sign lost in extraction.",
     )
 
 

@@ -1,0 +1,142 @@
+"""Conceptual errata: each record's evidence is checked by an independent route, and each is
+linked both ways (errata page -> chapter that teaches it -> errata page)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import nbformat
+import numpy as np
+import pytest
+
+from lnworked.blocks import MLP
+from lnworked.conceptual_errata import conceptual_erratum_markdown, conceptual_errata, get_conceptual_erratum
+
+jax.config.update("jax_enable_x64", True)
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+RECORDS = {record.id: record for record in conceptual_errata()}
+SEED_DIR = ROOT.parent / "shared" / "seeds"
+
+
+def _ln(x, eps=1e-5):
+    mu = jnp.mean(x)
+    return (x - mu) / jnp.sqrt(jnp.mean((x - mu) ** 2) + eps)
+
+
+def test_jacobian_eigenvalues_by_autodiff():
+    """J_LN's spectrum from jax.jacfwd: near zero in d = 2, at most 1/√(σ² + ε) in d = 4."""
+    evidence = RECORDS["000-eigenvalues"].evidence
+    d2 = np.linalg.eigvals(np.asarray(jax.jacfwd(_ln)(jnp.array([2.0, -1.0]))))
+    d4 = np.linalg.eigvals(np.asarray(jax.jacfwd(_ln)(jnp.array([1.0, 3.0, 5.0, 7.0]))))
+    assert np.abs(d2).max() < 1e-4 and math.isclose(evidence["d2_largest"], np.abs(d2).max(), rel_tol=1e-6)
+    assert math.isclose(evidence["d4_largest"], np.abs(d4).max(), rel_tol=1e-9)
+    assert evidence["d4_largest"] < 1 and math.isclose(evidence["d4_largest"], 1 / math.sqrt(5 + 1e-5), rel_tol=1e-9)
+    assert evidence["d4_smallest"] < 1e-12
+
+
+def test_pre_ln_blocks_can_shrink_a_gradient():
+    evidence = RECORDS["001-at-least-one"].evidence
+    assert evidence["count_below_one"] >= 1 and evidence["smallest"] < 1
+
+
+def test_two_pre_ln_blocks_have_a_cross_term_by_autodiff():
+    """d(x2)/d(x0) − I − A1 − A2 for two Pre-LN blocks equals A2 A1, a non-zero product."""
+    x = jnp.array([0.7, -1.2, 2.0, 0.4])
+    f1, f2 = MLP.random(4, 16, seed=11), MLP.random(4, 16, seed=12)
+
+    def block(f):
+        return lambda v: v + f(_ln(v))
+
+    j1 = np.asarray(jax.jacfwd(block(f1))(x))
+    x1 = block(f1)(x)
+    j2 = np.asarray(jax.jacfwd(block(f2))(x1))
+    whole = np.asarray(jax.jacfwd(lambda v: block(f2)(block(f1)(v)))(x))
+    cross = whole - np.eye(4) - (j1 - np.eye(4)) - (j2 - np.eye(4))
+    assert math.isclose(RECORDS["001-never-multiplied"].evidence["cross"], np.linalg.norm(cross, 2), rel_tol=1e-6)
+    assert np.linalg.norm(cross, 2) > 1e-3
+
+
+def test_post_ln_backward_factor_at_init_is_of_order_one_not_one_hundredth():
+    evidence = RECORDS["004-ex4-warmup"].evidence
+    assert math.isclose(evidence["factor"], 1 / math.sqrt(evidence["sigma"] ** 2 + 1e-5), rel_tol=1e-6)
+    assert 0.1 < evidence["factor"] < 10 * evidence["ex4_factor"] * 100
+    assert math.isclose(evidence["ex4_factor"], 1 / math.sqrt(100.0 ** 2 + 1e-5), rel_tol=1e-9)
+
+
+def test_the_random_stack_does_not_follow_the_scalar_toy():
+    depth = RECORDS["004-ex7-toy-depth"].evidence
+    assert depth["median_96"] > 1e6 * depth["toy_96"]
+    assert math.isclose(depth["toy_96"], 0.65 ** 96, rel_tol=1e-12)
+    products = RECORDS["000-eigenvalue-products"].evidence
+    assert products["per_layer_24"] > 0.6 and products["median_24"] > 1e3 * products["toy_24"]
+
+
+def test_square_root_growth_is_unbounded():
+    evidence = RECORDS["004-ex6-bounded"].evidence
+    assert evidence["std_96"] < evidence["std_10000"] < evidence["std_1e6"]
+    assert math.isclose(evidence["std_1e6"], 1000.0)
+
+
+# --- the records and their links --------------------------------------------------------------
+
+
+def _labels_in(path: Path) -> set:
+    text = path.read_text() if path.suffix == ".md" else "\n".join(
+        c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    return set(re.findall(r"^\(([\w-]+)\)=", text, re.M))
+
+
+def _chapter_path(record) -> Path:
+    for suffix in (".ipynb", ".md"):
+        if (BOOK / (record.chapter + suffix)).exists():
+            return BOOK / (record.chapter + suffix)
+    raise AssertionError(f"{record.id}: no page {record.chapter}")
+
+
+def test_every_record_is_complete_and_its_truth_is_filled():
+    bib = (BOOK / "references.bib").read_text()
+    for record in RECORDS.values():
+        assert record.quote and record.title and record.verdict in ("wrong", "misleading")
+        assert record.evidence or record.cites, f"{record.id}: neither computed nor cited"
+        text = record.truth_text()
+        assert "{" not in text, record.id
+        for key in record.cites:
+            assert f"{{{key}," in bib, f"{record.id}: {key} is not in references.bib"
+        if record.section:
+            assert record.section in _labels_in(_chapter_path(record)), f"{record.id}: no label {record.section}"
+
+
+def test_each_erratum_is_linked_from_the_chapter_that_teaches_it():
+    for record in RECORDS.values():
+        path = _chapter_path(record)
+        text = path.read_text()
+        assert record.anchor in text, f"{path.name} does not link to {record.anchor}"
+
+
+def test_markdown_carries_the_anchor_heading_quote_and_the_way_back():
+    record = get_conceptual_erratum("004-ex6-bounded")
+    markdown = conceptual_erratum_markdown(record)
+    assert markdown.startswith(f"({record.anchor})=\n### ")
+    assert f"> {record.quote}" in markdown and record.chapter in markdown
+    with pytest.raises(ValueError, match=r"^erratum_id:"):
+        get_conceptual_erratum("nope")
+
+
+@pytest.mark.skipif(not SEED_DIR.is_dir(), reason=f"source texts not found at {SEED_DIR}")
+def test_quotes_are_the_source_texts_words():
+    """Every quoted fragment (between the marks … and [..]) occurs in its source text."""
+    def normal(text):
+        text = re.sub(r"\$|\\|\{|\}|\s+", "", text)
+        return text.replace("−", "-").replace("ϵ", "ε").replace("ℓ", "ell").lower()
+    texts = {p.name[:3]: normal(p.read_text(encoding="utf-8")) for p in SEED_DIR.glob("*.txt")}
+    for record in RECORDS.values():
+        for fragment in re.split(r"…|\[[^\]]*\]", record.quote):
+            words = normal(fragment).strip(".")
+            if len(words) > 25 and not re.search(r"[⁰-⁹₀-₉²ᵀ×≈∝√γσ∂·≥]", fragment):
+                assert words in texts[record.source], (record.id, fragment)
