@@ -81,6 +81,10 @@ __all__ = [
     "family_table",
     "seed_spread",
     "format_family_table",
+    "gradient_depth_table",
+    "backward_gains",
+    "post_ln_gain_split",
+    "write_ratios",
 ]
 
 
@@ -501,3 +505,387 @@ def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
         for row in rows
     )
     return f'<table class="lnworked-family-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+# --------------------------------------------------------------------------- modern practice
+# Appended for the chapter's "modern practice" section: the reordered norm (OLMo 2), the
+# Pre-RMSNorm stack with a final norm (LLaMA), sandwich norms with RMSNorm (Gemma 2), a
+# scaled residual write (GPT-2's 1/sqrt(N) initialisation, LayerScale, ReZero), Post-LN's
+# backward factor split into its two matrices, and attention logits with and without
+# QK-norm.
+
+
+def reordered(x, sublayer, norm: str = "rms", eps: float = DEFAULT_EPS):
+    """Reordered-norm block ``x + N(F(x))`` (OLMo 2: the norm moves from the branch's input
+    to its output, ``h = x + RMSNorm(Attention(x))``, ``h_out = h + RMSNorm(MLP(h))``).
+
+    The identity path of Pre-LN is kept and every write has the norm's scale, but the
+    sublayer sees the raw stream ``x``, not a normalised copy.
+    """
+    x = as_array(x, "x")
+    return x + _norm(norm)[0](sublayer(x), eps=eps)
+
+
+def reordered_jacobian(x, sublayer, norm: str = "rms", eps: float = DEFAULT_EPS):
+    """Analytic ``I + J_N(F(x)) J_F(x)``."""
+    x = as_array(x, "x")
+    return np.eye(x.shape[-1]) + _norm(norm)[1](sublayer(x), eps=eps) @ sublayer.jacobian(x)
+
+
+def scaled_pre_ln(x, sublayer, scale: float, norm: str = "rms", eps: float = DEFAULT_EPS):
+    """Pre-norm block with a scaled write ``x + s F(N(x))``, ``s >= 0``.
+
+    At initialisation this is what residual scaling does: GPT-2 multiplies the weights of
+    the layers that write into the stream by ``1/sqrt(N)``, ``N`` the number of residual
+    layers (:func:`gpt2_residual_scale`); LayerScale multiplies each write by a diagonal
+    initialised to a small constant; ReZero's gate starts at ``s = 0`` (ReZero also drops
+    the norm, which at ``s = 0`` changes nothing). For the toy's bias-free MLP, scaling
+    ``W2`` by ``s`` is exactly ``s F``.
+    """
+    x = as_array(x, "x")
+    scale = _check_scale(scale)
+    return x + scale * sublayer(_norm(norm)[0](x, eps=eps))
+
+
+def scaled_pre_ln_jacobian(x, sublayer, scale: float, norm: str = "rms", eps: float = DEFAULT_EPS):
+    """Analytic ``I + s J_F(N(x)) J_N(x)``."""
+    x = as_array(x, "x")
+    scale = _check_scale(scale)
+    normalize, jacobian = _norm(norm)
+    return np.eye(x.shape[-1]) + scale * sublayer.jacobian(normalize(x, eps=eps)) @ jacobian(x, eps=eps)
+
+
+def _check_scale(scale):
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"scale: must be a finite number >= 0, got {scale!r}")
+    return float(scale)
+
+
+def gpt2_residual_scale(layers: int, sublayers_per_layer: int = 1) -> float:
+    """GPT-2's initial factor on the residual layers' weights, ``1 / sqrt(N)``.
+
+    Radford et al. (2019): "We scale the weights of residual layers at initialization by a
+    factor of 1/sqrt(N) where N is the number of residual layers." A GPT-2 block has two
+    residual layers (attention and MLP), so ``N = 2L`` there (``sublayers_per_layer=2``,
+    the ``1/sqrt(2 n_layer)`` of common GPT-2 code); the toy stack has one per block.
+    """
+    layers = check_depth(layers, "layers")
+    sublayers_per_layer = check_depth(sublayers_per_layer, "sublayers_per_layer")
+    return 1.0 / math.sqrt(layers * sublayers_per_layer)
+
+
+def _make_modern_variants():
+    def rms(block_fn, jac_fn):
+        return (lambda x, f, layers: block_fn(x, f, "rms")), (lambda x, f, layers: jac_fn(x, f, "rms"))
+
+    specs = [VARIANTS["pre_rms"]]
+    block, jac = rms(pre_ln, pre_ln_jacobian)
+    specs.append(Variant("llama", "Pre-RMSNorm + final norm (LLaMA)", "x + F(RMS(x)); y = RMS_final(x_L)",
+                         "Touvron et al. 2023", "rms", True, final="rms", block=block, jacobian=jac))
+    block, jac = rms(reordered, reordered_jacobian)
+    specs.append(Variant("reordered", "Reordered norm (OLMo 2)", "x + RMS(F(x))",
+                         "OLMo et al. 2024", "rms", True, block=block, jacobian=jac))
+    block, jac = rms(sandwich, sandwich_jacobian)
+    specs.append(Variant("sandwich_rms", "Sandwich RMSNorm (Gemma 2)", "x + RMS(F(RMS(x)))",
+                         "Gemma Team 2024; Ding et al. 2021", "rms", True, block=block, jacobian=jac))
+    specs.append(Variant(
+        "scaled", "Pre-RMSNorm, write × 1/√L (GPT-2 init)", "x + F(RMS(x))/√L",
+        "Radford et al. 2019", "rms", True,
+        block=lambda x, f, layers: scaled_pre_ln(x, f, gpt2_residual_scale(layers), "rms"),
+        jacobian=lambda x, f, layers: scaled_pre_ln_jacobian(x, f, gpt2_residual_scale(layers), "rms"),
+    ))
+    return {v.name: v for v in specs}
+
+
+#: The modern-practice variants (all with RMSNorm), by name; ``pre_rms`` is the baseline.
+MODERN_VARIANTS: dict[str, Variant] = _make_modern_variants()
+
+
+def modern_profile(variant, layers: int, width: int = 16, seed: int = 0, branch_scale: float = 1.0) -> StackProfile:
+    """:func:`stack_profile` of a :data:`MODERN_VARIANTS` entry (by name) or of any :class:`Variant`.
+
+    Same seeded input, readout and sublayer weights as every other variant.
+    """
+    if isinstance(variant, str):
+        if variant not in MODERN_VARIANTS:
+            raise ValueError(f"variant: must be one of {list(MODERN_VARIANTS)}, got {variant!r}")
+        variant = MODERN_VARIANTS[variant]
+    return stack_profile(variant, layers, width, seed, branch_scale)
+
+
+def scaled_write_sweep(scales, layers: int = 48, width: int = 16, seed: int = 0, norm: str = "rms") -> list[dict]:
+    """The toy stack of ``x + s F(N(x))`` blocks for each write scale ``s`` in ``scales``.
+
+    One row per scale: ``scale``, ``final_stream_rms`` (RMS of ``x_L``),
+    ``input_grad_norm`` (``|| d(w . x_L) / d x_0 ||``) and ``grad_spread`` (largest over
+    smallest input-gradient norm over readout depths ``1 .. layers``). ``s = 0`` is the
+    identity stack: ``x_L = x_0`` and the gradient is ``w`` itself.
+    """
+    rows = []
+    for scale in scales:
+        scale = _check_scale(scale)
+        spec = Variant(
+            f"scaled_{scale:g}", f"write × {scale:g}", "x + s F(N(x))", "", norm, True,
+            block=lambda x, f, layers, s=scale: scaled_pre_ln(x, f, s, norm),
+            jacobian=lambda x, f, layers, s=scale: scaled_pre_ln_jacobian(x, f, s, norm),
+        )
+        profile = stack_profile(spec, layers, width, seed)
+        grads = profile.input_grad_norm
+        rows.append({
+            "scale": scale,
+            "final_stream_rms": profile.final_stream_rms,
+            "input_grad_norm": profile.final_input_grad_norm,
+            "grad_spread": float(grads.max() / grads.min()),
+        })
+    return rows
+
+
+def post_ln_backward_split(layers: int = 48, width: int = 16, seed: int = 0, branch_scale: float = 1.0) -> dict:
+    """Post-LN's backward step ``g_l = (I + J_F)^T J_N^T g_{l+1}`` split into its two factors.
+
+    Runs the seeded Post-LN toy stack of :func:`stack_profile` and, walking the readout's
+    gradient ``g_L = w`` back to the input, records per block
+
+    * ``norm_gain[l]``   = ``||J_N^T g|| / ||g||``            (the norm's factor; J_N at x + F(x))
+    * ``branch_gain[l]`` = ``||(I + J_F)^T h|| / ||h||``, ``h = J_N^T g``  (the residual add's factor)
+    * ``step_gain[l]``   = their product, ``||g_l|| / ||g_{l+1}||``
+
+    and ``sigma[l]``, the standard deviation over features of ``x + F(x)`` (``J_N``'s ``1/sigma``).
+    The product of ``step_gain`` is ``||d(w . x_L)/d x_0|| / ||w||``. Arrays are in block order.
+    """
+    layers, width, seed, branch_scale = _check_stack_args(layers, width, seed, branch_scale)
+    spec = VARIANTS["post"]
+    x, readout, sublayers = _stack_inputs(layers, width, seed, branch_scale, spec)
+    normalize, jacobian = _norm("layer")
+    saved = []
+    for sublayer in sublayers:
+        pre = x + sublayer(x)
+        saved.append((jacobian(pre), np.eye(width) + sublayer.jacobian(x), float(np.std(pre))))
+        x = normalize(pre)
+    g = np.asarray(readout, float)
+    norm_gain, branch_gain, sigma = [], [], []
+    for j_n, j_res, s in reversed(saved):
+        h = j_n.T @ g
+        g_next = j_res.T @ h
+        norm_gain.append(float(np.linalg.norm(h) / np.linalg.norm(g)))
+        branch_gain.append(float(np.linalg.norm(g_next) / np.linalg.norm(h)))
+        sigma.append(s)
+        g = g_next
+    norm_gain, branch_gain = np.asarray(norm_gain[::-1]), np.asarray(branch_gain[::-1])
+    return {
+        "norm_gain": norm_gain,
+        "branch_gain": branch_gain,
+        "step_gain": norm_gain * branch_gain,
+        "sigma": np.asarray(sigma[::-1]),
+    }
+
+
+def attention_logit_growth(weight_scales, tokens: int = 16, width: int = 16, seed: int = 0,
+                           qk_norm: bool = False, norm: str = "layer", eps: float = DEFAULT_EPS) -> list[dict]:
+    """Self-attention logits of one random head as its query/key weights grow by ``c``.
+
+    ``tokens`` normalised inputs ``u_t = N(x_t)`` (as a Pre-LN block feeds attention),
+    ``q_t = c W_q u_t``, ``k_t = c W_k u_t`` with ``W`` entries ``Normal(0, 1/width)``, head
+    width ``width``. Logits ``z_ts = q_t . k_s / sqrt(width)``; with ``qk_norm`` they are
+    ``N(q_t) . N(k_s) / sqrt(width)`` (QK-norm: Henry et al. 2020 L2-normalise q and k and
+    learn the scale; Dehghani et al. 2023 apply LayerNorm to q and k). One row per ``c``:
+    ``scale``, ``max_abs_logit`` and ``mean_entropy`` (nats, of the softmax over ``s``,
+    averaged over ``t``; ``log(tokens)`` is uniform attention, 0 is one-hot).
+
+    Without QK-norm the logits grow like ``c^2``; with it they do not depend on ``c``
+    (exactly when ``eps = 0``). A picture of the mechanism at fixed random weights, not of
+    training.
+    """
+    tokens = check_int(tokens, "tokens", minimum=2)
+    width = check_int(width, "width", minimum=2)
+    seed = check_int(seed, "seed", minimum=0)
+    normalize = _norm(norm)[0]
+    rng = np.random.default_rng(seed)
+    u = normalize(rng.normal(size=(tokens, width)), eps=eps)
+    w_q = rng.normal(0, 1 / math.sqrt(width), (width, width))
+    w_k = rng.normal(0, 1 / math.sqrt(width), (width, width))
+    rows = []
+    for c in weight_scales:
+        c = check_positive(c, "weight scale")
+        q, k = c * u @ w_q.T, c * u @ w_k.T
+        if qk_norm:
+            q, k = normalize(q, eps=eps), normalize(k, eps=eps)
+        logits = q @ k.T / math.sqrt(width)
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(shifted)
+        p /= p.sum(axis=1, keepdims=True)
+        entropy = -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=1)
+        rows.append({"scale": c, "max_abs_logit": float(np.abs(logits).max()),
+                     "mean_entropy": float(entropy.mean())})
+    return rows
+
+
+__all__ += [
+    "reordered",
+    "reordered_jacobian",
+    "scaled_pre_ln",
+    "scaled_pre_ln_jacobian",
+    "gpt2_residual_scale",
+    "MODERN_VARIANTS",
+    "modern_profile",
+    "scaled_write_sweep",
+    "post_ln_backward_split",
+    "attention_logit_growth",
+]
+
+
+# --------------------------------------------------------------------------- toy vs measurement
+#
+# Chapter 3 reconciles source text 004's scalar toy (a Post-LN factor of 0.65 per layer, a
+# Pre-LN factor of 1.3) with the random matrix stack above; chapter 4 measures the case
+# against Pre-LN (late writes small against a grown stream). Everything below is measured on
+# :func:`stack_profile`'s stacks, at initialisation.
+
+
+def gradient_depth_table(variants=("post", "pre"), depths=(6, 12, 24, 48, 96), seeds=range(8),
+                         width: int = 16, branch_scale: float = 1.0) -> list[dict]:
+    """The input gradient of :func:`stack_profile` against depth, summarised over seeds.
+
+    One row per ``(variant, L)`` with the keys of :func:`seed_spread` plus ``variant``,
+    ``layers`` and ``per_layer``, the per-layer factor that the median implies::
+
+        per_layer = median_grad ** (1 / L)
+
+    (the ``f`` of the scalar toy ``f^L``; the readout ``w`` has norm about 1, so the
+    median itself plays the role of ``f^L``).
+    """
+    rows = []
+    for variant in variants:
+        for layers in depths:
+            summary = seed_spread(variant, layers, seeds=seeds, width=width, branch_scale=branch_scale)
+            rows.append({"variant": _variant(variant).name, "layers": int(layers),
+                         "per_layer": summary["median_grad"] ** (1.0 / layers), **summary})
+    return rows
+
+
+def backward_gains(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
+    """How much each block of :func:`stack_profile`'s stack scales the backward gradient.
+
+    The gradient of the readout ``w . y_L`` is carried from the top of the stack to its input,
+    ``g_L = w`` (through ``J_Nfinal`` for a variant with a final norm) and
+    ``g_(l-1) = J_l^T g_l`` with ``J_l`` the analytic block Jacobian. The gain of block ``l`` is::
+
+        gain_l = ||J_l^T g_l|| / ||g_l||
+
+    the matrix counterpart of the scalar toy's per-layer factor; the product of the gains
+    times ``||g_L||`` is the input-gradient norm of the stack. Returns ``gain`` (shape
+    ``(seeds, layers)``, block 1 first), ``geometric_mean`` (``exp`` of the mean log gain),
+    ``fraction_below_one``, ``min`` and ``max`` over all blocks and seeds.
+    """
+    spec = _variant(variant)
+    gains = []
+    for seed in seeds:
+        layers_, width_, seed_, scale_ = _check_stack_args(layers, width, seed, branch_scale)
+        x, readout, sublayers = _stack_inputs(layers_, width_, seed_, scale_, spec)
+        jacobians = []
+        for sublayer in sublayers:
+            jacobians.append(spec.jacobian(x, sublayer, layers_))
+            x = spec.block(x, sublayer, layers_)
+        g = final_norm_jacobian(x, spec.final).T @ readout if spec.final else readout
+        row = []
+        for jacobian in reversed(jacobians):
+            new = jacobian.T @ g
+            row.append(float(np.linalg.norm(new) / np.linalg.norm(g)))
+            g = new
+        gains.append(row[::-1])
+    if not gains:
+        raise ValueError("seeds: need at least one seed")
+    gains = np.asarray(gains)
+    return {
+        "gain": gains,
+        "geometric_mean": float(np.exp(np.log(gains).mean())),
+        "fraction_below_one": float((gains < 1.0).mean()),
+        "min": float(gains.min()),
+        "max": float(gains.max()),
+    }
+
+
+def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0,
+                       eps: float = DEFAULT_EPS) -> dict:
+    """Split each Post-LN block's backward gain into the norm's part and the residual add's.
+
+    Block ``l`` computes ``z_l = x_l + F_l(x_l)`` and ``x_(l+1) = LN(z_l)``; its Jacobian
+    ``J_N(z_l) (I + J_F(x_l))`` is applied to the gradient ``g`` from above in two steps::
+
+        h = J_N(z_l)^T g               norm_gain   = ||h|| / ||g||   (<= 1/sigma_l: J_N is
+                                                                      (1/sigma) times a projection)
+        g' = (I + J_F(x_l))^T h        branch_gain = ||g'|| / ||h||
+                                       gain        = ||g'|| / ||g||  = norm_gain * branch_gain
+
+    with ``sigma_l = sqrt(Var(z_l) + eps)`` the spread of the norm's input. Since ``x_l`` has
+    unit spread and the write ``F_l(x_l)`` has variance ``v`` relative to it,
+    ``sigma_l ~ sqrt(1 + v)`` when the two are uncorrelated. The scalar toy of source text 004
+    fixes ``1/sigma = 0.5`` and ``1 + F' = 1.3``. Returns arrays ``sigma``, ``norm_gain``,
+    ``branch_gain``, ``gain``, ``write_ratio`` (``||F_l(x_l)|| / ||x_l||``), each of shape
+    ``(seeds, layers)``, and the geometric mean of each under ``mean_<name>``.
+    """
+    spec = _variant("post")
+    normalize, jacobian = _norm("layer")
+    out = {key: [] for key in ("sigma", "norm_gain", "branch_gain", "gain", "write_ratio")}
+    for seed in seeds:
+        layers_, width_, seed_, scale_ = _check_stack_args(layers, width, seed, branch_scale)
+        x, readout, sublayers = _stack_inputs(layers_, width_, seed_, scale_, spec)
+        cache = []
+        for sublayer in sublayers:
+            write = sublayer(x)
+            z = x + write
+            cache.append((x, z, sublayer, float(np.linalg.norm(write) / np.linalg.norm(x))))
+            x = normalize(z, eps=eps)
+        rows = []
+        g = readout
+        for x_l, z, sublayer, ratio in reversed(cache):
+            h = jacobian(z, eps=eps).T @ g
+            new = (np.eye(width_) + sublayer.jacobian(x_l)).T @ h
+            norm_g, norm_h, norm_new = (float(np.linalg.norm(v)) for v in (g, h, new))
+            rows.append((math.sqrt(float(np.var(z)) + eps), norm_h / norm_g, norm_new / norm_h,
+                         norm_new / norm_g, ratio))
+            g = new
+        for key, column in zip(out, zip(*rows[::-1])):
+            out[key].append(column)
+    if not out["gain"]:
+        raise ValueError("seeds: need at least one seed")
+    result = {key: np.asarray(value) for key, value in out.items()}
+    for key in list(result):
+        result[f"mean_{key}"] = float(np.exp(np.log(result[key]).mean()))
+    return result
+
+
+def write_ratios(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
+    """Size of each block's write against the size of the stream it writes into.
+
+    For a variant with an identity path (Pre-LN, Pre-RMSNorm, sandwich, NormFormer) the write
+    of block ``l`` is ``x_(l+1) - x_l``, i.e. ``F_l(N(x_l))`` for Pre-LN, and::
+
+        ratio_l = ||x_(l+1) - x_l|| / ||x_l||
+
+    For Post-LN the write is the branch output before the norm, ``||F_l(x_l)|| / ||x_l||``.
+    Under independent writes of fixed size ``r ||x_0||`` the Pre-LN stream after ``l`` writes
+    has norm about ``||x_0|| sqrt(1 + l r^2)``, so the ratio falls like ``1 / sqrt(l)``: each
+    late block changes the stream less and less (the "curse of depth" / representation
+    collapse argument against Pre-LN). Returns ``ratios`` (shape ``(seeds, layers)``, block 1
+    first) and ``median`` (over seeds, per block). DeepNorm is not supported (its write is
+    ``alpha``-weighted inside the norm).
+    """
+    spec = _variant(variant)
+    if not spec.identity_path and spec.name != "post":
+        raise ValueError(f"variant: write ratios need an identity path or Post-LN, got {spec.name!r}")
+    ratios = []
+    for seed in seeds:
+        layers_, width_, seed_, scale_ = _check_stack_args(layers, width, seed, branch_scale)
+        x, _, sublayers = _stack_inputs(layers_, width_, seed_, scale_, spec)
+        row = []
+        for sublayer in sublayers:
+            following = spec.block(x, sublayer, layers_)
+            write = following - x if spec.identity_path else sublayer(x)
+            row.append(float(np.linalg.norm(write) / np.linalg.norm(x)))
+            x = following
+        ratios.append(row)
+    if not ratios:
+        raise ValueError("seeds: need at least one seed")
+    ratios = np.asarray(ratios)
+    return {"ratios": ratios, "median": np.median(ratios, axis=0)}

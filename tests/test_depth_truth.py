@@ -1,0 +1,107 @@
+"""The measurements chapters 3 and 4 rest on: the scalar toy against the random matrix stack.
+
+Every test checks a direction or a robust shape (never a number copied from the code):
+Post-LN's per-layer gradient factor in the random stack is far closer to 1 than the toy's
+0.65; the norm's shrinkage and the residual add's amplification offset each other; Pre-LN's
+"+1" does not keep every block's gain at or above 1; late Pre-LN writes are small against the
+stream, Post-LN's are not.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from lnworked.family import (
+    backward_gains,
+    gradient_depth_table,
+    post_ln_gain_split,
+    stack_profile,
+    stack_sublayers,
+    write_ratios,
+)
+
+SEEDS = range(6)
+
+
+def test_depth_table_rows_and_implied_factor():
+    rows = gradient_depth_table(variants=("post", "pre"), depths=(6, 24), seeds=range(3))
+    assert [(r["variant"], r["layers"]) for r in rows] == [("post", 6), ("post", 24), ("pre", 6), ("pre", 24)]
+    for row in rows:
+        assert row["per_layer"] == pytest.approx(row["median_grad"] ** (1 / row["layers"]))
+        assert row["min_grad"] <= row["median_grad"] <= row["max_grad"]
+
+
+def test_post_ln_per_layer_factor_is_far_closer_to_one_than_the_toy():
+    """The scalar toy's 0.65 per layer would give 0.65^48 ~ 1e-9; the random stack does not."""
+    toy = 0.65  # source text 004, Ex 5
+    for row in gradient_depth_table(variants=("post",), depths=(24, 48), seeds=SEEDS):
+        assert abs(math.log(row["per_layer"])) < abs(math.log(toy)) / 10
+        assert row["median_grad"] > toy ** row["layers"] * 1e3
+
+
+def test_post_ln_spread_over_seeds_widens_with_depth():
+    shallow, deep = gradient_depth_table(variants=("post",), depths=(6, 48), seeds=SEEDS)
+    assert deep["max_grad"] / deep["min_grad"] > shallow["max_grad"] / shallow["min_grad"]
+
+
+def test_backward_gains_multiply_to_the_input_gradient():
+    for variant in ("post", "pre"):
+        gains = backward_gains(variant, layers=12, seeds=[3])
+        profile = stack_profile(variant, 12, seed=3)
+        _, readout, _ = stack_sublayers(variant, 12, seed=3)
+        assert gains["gain"].shape == (1, 12)
+        total = np.prod(gains["gain"][0]) * np.linalg.norm(readout)
+        assert total == pytest.approx(profile.input_grad_norm[-1], rel=1e-9)
+
+
+def test_post_ln_split_offsets_shrinkage_with_amplification():
+    split = post_ln_gain_split(layers=24, seeds=SEEDS)
+    for key in ("sigma", "norm_gain", "branch_gain", "gain", "write_ratio"):
+        assert split[key].shape == (len(SEEDS), 24)
+    np.testing.assert_allclose(split["gain"], split["norm_gain"] * split["branch_gain"], rtol=1e-12)
+    np.testing.assert_allclose(split["gain"], backward_gains("post", 24, SEEDS)["gain"], rtol=1e-10)
+    # J_N is (1/sigma) times a projection: it never scales a gradient by more than 1/sigma.
+    assert np.all(split["norm_gain"] * split["sigma"] <= 1 + 1e-9)
+    # the norm shrinks on average, the residual add amplifies, and the two nearly cancel
+    assert split["mean_norm_gain"] < 1 < split["mean_branch_gain"]
+    assert abs(math.log(split["mean_gain"])) < abs(math.log(split["mean_norm_gain"])) / 3
+    # the norm's input is wider than the unit-spread stream because of the write: sigma ~ sqrt(1 + v)
+    assert split["mean_sigma"] > 1
+    # no steady factor: some blocks shrink the gradient, some grow it
+    assert split["gain"].min() < 1 < split["gain"].max()
+
+
+def test_pre_ln_blocks_can_shrink_the_gradient_despite_the_identity():
+    """The scalar toy's "factor >= 1" fails for matrices: some blocks have gain below 1."""
+    gains = backward_gains("pre", layers=24, seeds=SEEDS)
+    assert gains["min"] < 1
+    assert 0 < gains["fraction_below_one"] < 1
+    # ... while the product over the stack does not collapse
+    assert gains["geometric_mean"] > 0.9
+
+
+def test_pre_ln_write_ratio_falls_with_depth():
+    ratios = write_ratios("pre", layers=48, seeds=SEEDS)
+    assert ratios["ratios"].shape == (len(SEEDS), 48)
+    median = ratios["median"]
+    assert median[-12:].mean() < median[:12].mean() / 1.5
+    assert median[-1] < median[0]
+    for row in ratios["ratios"]:  # every seed, not only the median
+        assert row[-12:].mean() < row[:4].mean()
+
+
+def test_post_ln_write_ratio_does_not_fall():
+    median = write_ratios("post", layers=48, seeds=SEEDS)["median"]
+    pre = write_ratios("pre", layers=48, seeds=SEEDS)["median"]
+    assert median[-12:].mean() > median[:12].mean() / 1.5
+    assert median[-12:].mean() > pre[-12:].mean()
+
+
+def test_write_ratios_rejects_deepnorm_and_empty_seeds():
+    with pytest.raises(ValueError):
+        write_ratios("deepnorm", layers=4, seeds=[0])
+    with pytest.raises(ValueError):
+        write_ratios("pre", layers=4, seeds=[])
+    with pytest.raises(ValueError):
+        backward_gains("pre", layers=4, seeds=[])
