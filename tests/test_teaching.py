@@ -1,0 +1,163 @@
+"""The teaching apparatus, read from the built HTML and the notebook sources.
+
+Every teaching chapter (chapters 1 to 6) starts with its title, then its learning goals and
+prerequisites, and ends with a summary and at least three exercises whose solutions are
+folded; every forecast and self-check prompt of the source texts is on a page with a folded
+answer; no page shows plumbing (a ``glue(`` call, an import-only cell); the chapters use the
+book's one notation (book/notation.md), not the retired spellings.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+from book_toc import toc_files
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+HTML = BOOK / "_build" / "html"
+TEACHING = [name for name in toc_files() if re.match(r"chapters/0[1-6]_", name)]
+PROMPTS = ([f"forecast-004-ex{n}" for n in range(1, 9)] + [f"selfcheck-004-{n}" for n in range(1, 6)])
+
+
+def soup(name: str) -> BeautifulSoup:
+    path = HTML / f"{name}.html"
+    if not path.exists():
+        pytest.fail(f"no built page {path}: run `make book` first (`make test` builds it)")
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def article(name: str):
+    return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
+
+
+def test_there_are_six_teaching_chapters():
+    assert len(TEACHING) == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TEACHING)
+def test_chapter_opens_with_title_goals_and_prerequisites(name):
+    body = article(name)
+    first = next(el for el in body.find_all(True) if el.name in ("h1", "h2", "div") and (
+        el.name != "div" or "cell" in el.get("class", []) or "admonition" in el.get("class", [])))
+    assert first.name == "h1", f"{name}: the first thing on the page is {first.name} {first.get('class')}"
+    first_section = body.find("h2")
+    goals = body.select_one("div.admonition.goals")
+    prerequisites = body.select_one("div.admonition.prerequisites")
+    assert goals is not None and prerequisites is not None, name
+    order = list(body.find_all(True))
+    assert order.index(goals) < order.index(prerequisites) < order.index(first_section), name
+    assert 3 <= len(goals.find_all("li")) <= 5, f"{name}: {len(goals.find_all('li'))} goals"
+    assert prerequisites.find("a"), f"{name}: prerequisites link nowhere"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TEACHING)
+def test_chapter_closes_with_summary_and_folded_exercises(name):
+    body = article(name)
+    headings = [h.get_text(" ", strip=True).rstrip("#").strip() for h in body.find_all("h2")]
+    assert headings[-2:] == ["Summary", "Exercises"], f"{name}: last sections {headings[-3:]}"
+    exercises_section = body.find_all("h2")[-1].find_parent("section")
+    exercises = exercises_section.select("div.exercise")
+    solutions = exercises_section.select("div.solution, details.solution")
+    assert len(exercises) >= 3, f"{name}: {len(exercises)} exercises"
+    assert len(solutions) == len(exercises), f"{name}: {len(solutions)} solutions for {len(exercises)} exercises"
+    for solution in solutions:
+        classes = solution.get("class", [])
+        assert solution.name == "details" or "dropdown" in classes, f"{name}: a solution is not folded: {classes}"
+        assert not solution.has_attr("open"), f"{name}: a solution is open"
+    for exercise in exercises:
+        assert exercise.select_one("a.reference.internal"), f"{name}: an exercise does not link to what it practises"
+
+
+@pytest.mark.slow
+def test_every_source_prompt_is_on_a_page_with_a_folded_answer():
+    found = {}
+    for name in toc_files():
+        page = soup(name)
+        for prompt in PROMPTS:
+            element = page.find(id=prompt)
+            if element is not None:
+                found[prompt] = (name, element)
+    missing = sorted(set(PROMPTS) - set(found))
+    assert not missing, f"prompts not on any page: {missing}"
+    for prompt, (name, element) in found.items():
+        answer = element.select_one(".dropdown, details")
+        assert answer is not None, f"{prompt} on {name} has no folded answer"
+        assert not answer.has_attr("open"), f"{prompt} on {name}: the answer is open"
+
+
+def _visible_code_cells(name: str) -> list[str]:
+    return [pre.get_text() for pre in soup(name).select("div.cell_input pre")]
+
+
+IMPORT_LINE = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s|^\s*$|^\s*#")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", toc_files())
+def test_no_page_shows_glue_calls_or_import_only_cells(name):
+    for code in _visible_code_cells(name):
+        assert "glue(" not in code, f"{name} shows a glue call: {code[:80]!r}"
+        assert not all(IMPORT_LINE.match(line) for line in code.splitlines()), f"{name} shows an import-only cell"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", toc_files())
+def test_visible_code_lines_fit_a_desktop_column(name):
+    long = [line for code in _visible_code_cells(name) for line in code.splitlines() if len(line) > 88]
+    assert not long, f"{name}: {len(long)} code lines longer than 88 characters, e.g. {long[0][:60]!r}"
+
+
+# --- notation, on the sources --------------------------------------------------------------
+
+RETIRED = {
+    r"\\epsilon": re.compile(r"(?<!var)\\epsilon\b"),
+    "depth written as N": re.compile(r"\\sqrt\{?\s*N\b|x_\{?N\}?\b|\$N\s*=|\$N\$ (?:layers|additions|blocks)|"
+                                     r"(?:after|over|of) \$N\$|\(x_N\)"),
+    "layer index i or l": re.compile(r"x_\{?[il]\s*\+\s*1\}?|x_l\b|F_l\b|\\partial x_[il]\b"),
+    "'seed' for a source text": re.compile(r"\bseeds? (?:text )?00[0124]\b|\bseed texts?\b|\bthe seeds\b", re.I),
+}
+
+
+def _prose(path: Path) -> str:
+    if path.suffix == ".md":
+        return path.read_text(encoding="utf-8")
+    cells = nbformat.read(path, as_version=4).cells
+    return "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+
+
+def _pages() -> list[Path]:
+    found = []
+    for name in toc_files():
+        for suffix in (".ipynb", ".md"):
+            if (BOOK / f"{name}{suffix}").exists():
+                found.append(BOOK / f"{name}{suffix}")
+    return found
+
+
+@pytest.mark.parametrize("rule", RETIRED, ids=list(RETIRED))
+def test_pages_do_not_use_retired_notation(rule):
+    pattern = RETIRED[rule]
+    offenders = {}
+    for path in _pages():
+        if path.name == "notation.md":
+            continue  # it names the retired spellings to retire them
+        hits = pattern.findall(_prose(path))
+        if hits:
+            offenders[path.name] = hits[:3]
+    assert not offenders, f"{rule}: {offenders}"
+
+
+def test_retired_patterns_catch_what_they_retire():
+    samples = {r"\\epsilon": r"$\epsilon = 0$", "depth written as N": r"$\sqrt{N}$ growth",
+               "layer index i or l": r"$x_{i+1} = x_i$", "'seed' for a source text": "seed 004's Ex 3"}
+    for rule, sample in samples.items():
+        assert RETIRED[rule].search(sample), rule
+    assert not RETIRED[r"\\epsilon"].search(r"\varepsilon")
