@@ -30,7 +30,7 @@ book: $(STAMP)
 NOSOL_CONFIG := book/_build/_config_no_solutions.yml
 book-no-solutions: $(STAMP)
 	mkdir -p book/_build
-	$(PY) -m lnworked.practice.bookconfig book/_config.yml $(NOSOL_CONFIG)
+	$(PY) tools/bookconfig.py book/_config.yml $(NOSOL_CONFIG)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book --config $(NOSOL_CONFIG) --path-output book/_build/no_solutions -n -W --keep-going
 	@echo "The book without solutions is at $(CURDIR)/book/_build/no_solutions/_build/html/index.html"
 

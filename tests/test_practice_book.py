@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -13,11 +14,12 @@ import yaml
 from nbclient import NotebookClient
 
 from lnworked.practice import FAMILIES, variant
-from lnworked.practice.bookconfig import main as bookconfig_main
-from lnworked.practice.bookconfig import without_solutions
 from lnworked.practice.widget import answer_checker
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from bookconfig import main as bookconfig_main  # noqa: E402  (book tooling, not the library)
+from bookconfig import without_solutions  # noqa: E402
 CHAPTER = ROOT / "book" / "chapters" / "07_practice.ipynb"
 
 

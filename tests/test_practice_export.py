@@ -11,7 +11,7 @@ import pytest
 
 from lnworked.cli import main
 from lnworked.practice import FAMILIES, variant
-from lnworked.practice.export import gift_escape
+from lnworked.practice.gift import gift_escape
 from lnworked.practice.markup import markdown_to_html
 
 SEED = 2024
@@ -280,7 +280,7 @@ def test_families_and_count_options(tmp_path, capsys):
     roster = write_csv(tmp_path / "r.csv", ["student"], [["ada"], ["bo"]])
     out = tmp_path / "o"
     assert main(["practice", "make", "--roster", str(roster), "--seed", "3", "--out", str(out),
-                 "--families", "residual_growth,identity_path", "--count", "2", "--no-html"]) == 0
+                 "--families", "residual_growth,identity_path", "--count", "2", "--no-html", "--no-pdf"]) == 0
     key = json.loads((out / "key.json").read_text())
     assert [p["family"] for p in key["problems"]] == ["residual_growth"] * 2 + ["identity_path"] * 2
     assert not list((out / "handouts").glob("*.html"))

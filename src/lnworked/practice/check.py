@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lnworked.practice.answers import check_answer
-from lnworked.practice.export import KEY_FORMAT
+from lnworked.practice.keyfile import KEY_FORMAT, KEY_VERSION
 from lnworked.practice.problem import Problem
 
 __all__ = ["Graded", "load_key", "read_answers", "grade", "write_reports", "summary_text", "short"]
@@ -46,6 +46,8 @@ def load_key(path) -> dict:
         raise ValueError(f"--key: cannot read {path}: {err}") from None
     if not isinstance(data, dict) or data.get("format") != KEY_FORMAT:
         raise ValueError(f"--key: {path} is not an lnworked practice key (format {KEY_FORMAT!r})")
+    if data.get("version") != KEY_VERSION:
+        raise ValueError(f"--key: {path} has key version {data.get('version')!r}; this lnworked reads {KEY_VERSION}")
     try:
         students = {
             student: {entry["id"]: Problem.from_json(entry) for entry in entries}

@@ -9,39 +9,21 @@ Bad arguments raise ValueError, which :func:`lnworked.cli.main` prints as one li
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+
+from tabulate import tabulate
 
 from lnworked.practice.check import grade, load_key, read_answers, summary_text, write_reports
 from lnworked.practice.export import family_table, write_all
-from lnworked.practice.variants import assignment_slots, clean_student, make_assignment
+from lnworked.practice.roster import read_roster
+from lnworked.practice.variants import assignment_slots, make_assignment
 
 __all__ = ["register", "read_roster"]
 
 
-def read_roster(path) -> list[str]:
-    """The ``student`` column of a CSV roster (header case-insensitive, blank rows skipped)."""
-    path = Path(path)
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            columns = {(c or "").strip().lower(): c for c in reader.fieldnames or []}
-            if "student" not in columns:
-                raise ValueError(f"--roster: {path} has no 'student' column")
-            students = [clean_student(row[columns["student"]]) for row in reader
-                        if (row.get(columns["student"]) or "").strip()]
-    except FileNotFoundError:
-        raise ValueError(f"--roster: no such file: {path}") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise ValueError(f"--roster: cannot read {path}: {err}") from None
-    if not students:
-        raise ValueError(f"--roster: {path} lists no students")
-    return students
-
-
 def _list(args) -> int:
-    for name, concept, kind, exports in family_table():
-        print(f"{name:<24} {kind:<7} {concept}  [{exports}]")
+    rows = [(name, kind, concept, f"[{exports}]") for name, concept, kind, exports in family_table()]
+    print(tabulate(rows, tablefmt="plain"))
     return 0
 
 
@@ -53,8 +35,10 @@ def _make(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out: {out} exists and is not a directory")
-    written = write_all(out, args.seed, slots, assignment, html_handouts=not args.no_html)
-    print(f"{len(students)} students x {len(slots)} problems; wrote {len(written)} files to {out}")
+    written = write_all(out, args.seed, slots, assignment, html=not args.no_html, pdf=not args.no_pdf)
+    print(f"{len(students)} students x {len(slots)} problems; wrote {len(written.paths)} files to {out}")
+    for line in written.lines:
+        print(f"  {line}")
     return 0
 
 
@@ -77,13 +61,16 @@ def register(subparsers) -> None:
     p_list = sub.add_parser("list", help="list the problem families")
     p_list.set_defaults(func=_list)
 
-    p_make = sub.add_parser("make", help="write handouts, answer key, key.json, moodle.xml, gift.txt")
+    p_make = sub.add_parser("make", help="write handouts (Markdown, HTML, PDF), answer key, key.json, "
+                                         "moodle.xml, gift.txt, canvas-qti.zip")
     p_make.add_argument("--roster", required=True, help="CSV file with a 'student' column")
     p_make.add_argument("--seed", required=True, type=int, help="assignment seed (an integer)")
     p_make.add_argument("--out", required=True, help="output directory")
     p_make.add_argument("--families", help="comma-separated family names (default: all; see 'list')")
     p_make.add_argument("--count", type=int, default=1, help="problems per family (default 1)")
-    p_make.add_argument("--no-html", action="store_true", help="write Markdown handouts only")
+    p_make.add_argument("--no-html", action="store_true", help="no HTML handouts or HTML answer key")
+    p_make.add_argument("--no-pdf", action="store_true",
+                        help="no PDF handouts or PDF answer key (PDFs need headless Chromium)")
     p_make.set_defaults(func=_make)
 
     p_check = sub.add_parser("check", help="grade a CSV of answers (columns student, problem, answer)")

@@ -25,10 +25,8 @@ def shuffled(rng, right: str, wrong: list[str]) -> tuple[tuple[str, ...], int]:
 
 
 def _choice_problem(family, title, stem, choices, index, why, params) -> Problem:
-    listing = "\n".join(f"- **{letter(i)}.** {c}" for i, c in enumerate(choices))
-    statement = f"{stem}\n\n{listing}\n\nAnswer with one letter."
     solution = f"**{letter(index)}.** {choices[index]}\n\n{why}\n"
-    return Problem(family, title, statement, Answer("choice", index, choices=choices), solution, params)
+    return Problem(family, title, stem, Answer("choice", index, choices=choices), solution, params)
 
 
 def make_which_normalized(rng) -> Problem:

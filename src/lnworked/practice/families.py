@@ -1,11 +1,10 @@
 """The registry of problem families: name, the concept of the book it practises, the kind of
 answer, and the generator ``make(rng) -> Problem``.
 
-Exports by answer kind (see :mod:`lnworked.practice.export`): ``number`` goes to a Moodle
-numerical question and a GIFT numerical question; ``vector`` to a Moodle cloze question
-with one NUMERICAL field per entry and to one GIFT numerical question per entry;
-``choice`` to a Moodle multichoice and a GIFT multiple-choice question. All go to the
-handouts, the answer key and ``key.json``.
+Exports by answer kind (see :mod:`lnworked.practice.export`): ``number`` goes to a Moodle,
+GIFT and QTI numerical question; ``vector`` to a Moodle cloze question with one NUMERICAL
+field per entry and to one GIFT and one QTI numerical question per entry; ``choice`` to a
+multiple-choice question in each. All go to the handouts, the answer key and ``key.json``.
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ class Family:
 
 
 EXPORTS = {
-    "number": "Moodle numerical, GIFT numerical",
-    "vector": "Moodle cloze (one numerical field per entry), GIFT numerical per entry",
-    "choice": "Moodle multichoice, GIFT multiple choice",
+    "number": "Moodle numerical, GIFT numerical, QTI numerical",
+    "vector": "Moodle cloze (one numerical field per entry), GIFT and QTI numerical per entry",
+    "choice": "Moodle multichoice, GIFT multiple choice, QTI multiple choice",
 }
 
 _LIST = [

@@ -80,6 +80,20 @@ class Answer:
         scale = "|r|" if self.kind == "number" else "max |r_j|"
         return f"relative {self.rel:g} (of {scale}), absolute floor {self.abs:g}"
 
+    def tolerance_sentence(self) -> str:
+        """One sentence for a student sheet saying what this answer is checked with."""
+        if self.kind == "choice":
+            return "Answer with one letter."
+        percent = f"{self.rel * 100:g} %"
+        if self.rel == 0:
+            if self.abs < 0.5:
+                return "The answer is an integer: give it exactly."
+            return f"Accepted within {self.abs:g} of the exact value."
+        if self.kind == "number":
+            return f"Accepted when within {percent} (or within {self.abs:g}) of the exact value."
+        return (f"Each entry is accepted when within {self.abs:g}, or within {percent} of the "
+                "vector's largest entry (in size), of the exact entry.")
+
     def to_json(self) -> dict:
         out = {"kind": self.kind, "text": self.text, "rel": self.rel, "abs": self.abs}
         if self.kind == "vector":
@@ -107,19 +121,33 @@ class Answer:
 
 @dataclass(frozen=True)
 class Problem:
-    """One variant of one family: Markdown statement, answer, Markdown worked solution."""
+    """One variant of one family, as data: the stem, the answer (with its choices), the solution.
+
+    ``stem`` is the Markdown question without the options; for a ``choice`` answer the
+    options live in ``answer.choices``. :attr:`statement` assembles the full Markdown text
+    that a handout shows; exporters read the parts instead (an LMS lists the options itself).
+    """
 
     family: str
     title: str
-    statement: str
+    stem: str
     answer: Answer
     solution: str
     params: dict = field(default_factory=dict)
+
+    @property
+    def statement(self) -> str:
+        """The question as a handout shows it: the stem, then the lettered options if any."""
+        if self.answer.kind != "choice":
+            return self.stem
+        listing = "\n".join(f"- **{letter(i)}.** {c}" for i, c in enumerate(self.answer.choices))
+        return f"{self.stem}\n\n{listing}\n\nAnswer with one letter."
 
     def to_json(self) -> dict:
         return {
             "family": self.family,
             "title": self.title,
+            "stem": self.stem,
             "statement": self.statement,
             "answer": self.answer.to_json(),
             "solution": self.solution,
@@ -128,8 +156,10 @@ class Problem:
 
     @classmethod
     def from_json(cls, data: dict) -> "Problem":
+        # Keys written before the stem was stored carry only "statement" (used for display only).
+        stem = data.get("stem", data.get("statement", ""))
         return cls(
-            data["family"], data["title"], data["statement"], Answer.from_json(data["answer"]),
+            data["family"], data["title"], stem, Answer.from_json(data["answer"]),
             data["solution"], data.get("params", {}),
         )
 

@@ -18,11 +18,13 @@ import numpy as np
 
 from lnworked.practice.families import FAMILIES, get_family
 from lnworked.practice.problem import Problem
+from lnworked.validation import check_int
 
 __all__ = ["SALT", "variant_rng", "variant", "Slot", "assignment_slots", "make_assignment", "clean_student"]
 
 SALT = "lnworked-practice-v1"
 MAX_STUDENT_ID = 200
+MAX_COUNT = 20
 
 
 def clean_student(student) -> str:
@@ -35,8 +37,7 @@ def clean_student(student) -> str:
 
 def variant_rng(seed: int, student: str, family: str, copy: int = 0) -> np.random.Generator:
     """``default_rng(int(sha256(json([SALT, seed, student, family, copy]))))``."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed: must be an integer, got {seed!r}")
+    seed = check_int(seed, "seed")
     key = json.dumps([SALT, seed, clean_student(student), family, int(copy)], ensure_ascii=True)
     digest = hashlib.sha256(key.encode("ascii")).digest()
     return np.random.default_rng(int.from_bytes(digest, "big"))
@@ -59,8 +60,7 @@ class Slot:
 def assignment_slots(families=None, count: int = 1) -> list[Slot]:
     """``count`` copies of each family (all families by default), numbered Q1, Q2, ..."""
     names = list(FAMILIES) if not families else [get_family(f).name for f in families]
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 20:
-        raise ValueError(f"count: must be an integer from 1 to 20, got {count!r}")
+    count = check_int(count, "count", minimum=1, maximum=MAX_COUNT)
     pairs = [(name, copy) for name in names for copy in range(count)]
     return [Slot(f"Q{i}", name, copy) for i, (name, copy) in enumerate(pairs, start=1)]
 

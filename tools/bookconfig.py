@@ -4,7 +4,7 @@ sphinx-exercise drops all ``solution`` blocks when the Sphinx option ``hide_solu
 true. Jupyter Book 1.x reads one config file (``--config`` replaces ``_config.yml``, it
 does not merge), so rather than keep a second, drifting copy by hand this writes one::
 
-    python -m lnworked.practice.bookconfig book/_config.yml book/_build/_config_no_solutions.yml
+    python tools/bookconfig.py book/_config.yml book/_build/_config_no_solutions.yml
     jupyter-book build book --config book/_build/_config_no_solutions.yml \\
         --path-output book/_build/no_solutions
 
@@ -43,7 +43,7 @@ def without_solutions(config: dict, config_dir=".") -> dict:
 def main(argv=None) -> int:
     import yaml
 
-    parser = argparse.ArgumentParser(prog="python -m lnworked.practice.bookconfig", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python tools/bookconfig.py", description=__doc__.split("\n")[0])
     parser.add_argument("source", help="the book's _config.yml")
     parser.add_argument("target", help="where to write the copy without solutions")
     args = parser.parse_args(argv)
