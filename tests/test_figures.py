@@ -170,10 +170,6 @@ def test_identity_path_diagram(layers):
 # --- Seed 004's bar charts --------------------------------------------------------------
 
 
-def step(example, label):
-    return dict((name, value) for name, value in example.steps)[label]
-
-
 def mean_label(ax):
     return [t.get_text() for t in ax.texts if t.get_text().startswith("mean=")]
 
@@ -181,10 +177,10 @@ def mean_label(ax):
 def test_post_ln_bars_are_ex1():
     example = get_example("004-ex1")
     left, right = build("post_ln_bars").axes
-    np.testing.assert_allclose(bar_heights(left), step(example, "z = x + F(x)"))
-    np.testing.assert_allclose(bar_heights(right), example.computed)
+    np.testing.assert_allclose(bar_heights(left), example.value("z"))
+    np.testing.assert_allclose(bar_heights(right), example.value("out"))
     (mean_line,) = by_gid(left, "mean")
-    assert mean_line.get_ydata()[0] == pytest.approx(np.mean(step(example, "z = x + F(x)")))
+    assert mean_line.get_ydata()[0] == pytest.approx(np.mean(example.value("z")))
     assert mean_label(left) == ["mean=4"]
     assert by_gid(right, "mean")[0].get_ydata()[0] == pytest.approx(0.0)
     assert mean_label(right) == ["mean=0"]
@@ -194,7 +190,7 @@ def test_pre_ln_bars_are_ex2():
     example = get_example("004-ex2")
     axes = build("pre_ln_bars").axes
     assert len(axes) == 3
-    for ax, values in zip(axes, (example.inputs["x"], step(example, "LN(x)"), example.computed)):
+    for ax, values in zip(axes, (example.value("x"), example.value("normed"), example.value("out"))):
         np.testing.assert_allclose(bar_heights(ax), values)
         assert by_gid(ax, "mean")[0].get_ydata()[0] == pytest.approx(np.mean(values), abs=1e-12)
     assert mean_label(axes[2]) == ["mean=4"]
