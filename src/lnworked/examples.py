@@ -614,7 +614,8 @@ def ex6_residual_growth() -> Example:
            "A simulation checks the formula without using it.")],
         ["std"],
         note="The source text's \"σ_stream = N\", \"σ = 24\" and \"σ = 96\" are √N, √24, √96 with the root "
-             "sign lost; its decimals are the square roots and are right.",
+             "sign lost; its decimals are the square roots and are right. The law assumes independent writes "
+             "of fixed variance (at initialisation), and √L is not bounded (see the conceptual errata).",
     )
 
 
@@ -630,7 +631,10 @@ def ex7_ninety_six_layers() -> Example:
          Q("pre", "Pre-LN factor 1.3 over 96 layers", gradient_factor(1.3, 96), r"1.3^{96}",
            "The toy's Pre-LN factor over the same depth.")],
         ["post"],
-        note=f"0.65^96 ≈ {value:.2g}, not 1.9e-18. The decision (Pre-LN) stands.",
+        note=f"0.65^96 ≈ {value:.2g}, not 1.9e-18. Both numbers belong to the scalar toy: a real matrix "
+             "stack does not shrink its gradient by a steady factor (see the conceptual errata). The decision "
+             "(Pre-LN for a single-shot deep run) stands on other evidence: its robustness to the learning "
+             "rate and to warmup.",
     )
 
 
@@ -681,6 +685,8 @@ def selfcheck2_stream_grows() -> Example:
         [Q("ratios", "Monte Carlo variance divided by L", ratios, r"\widehat{\operatorname{Var}}(x_L) / L",
            "If the variance grows like L, these ratios are all near v = 1.")],
         ["ratios"], claim="variance grows like N", holds=holds,
+        note="Checked for independent writes of fixed variance, as at initialisation; during training the "
+             "writes correlate and the growth law changes.",
     )
 
 
