@@ -780,8 +780,8 @@ def backward_gains(variant, layers: int = 48, seeds=range(8), width: int = 16, b
     spec = _variant(variant)
     gains = []
     for seed in seeds:
-        layers_, width_, seed_, scale_ = _check_stack_args(layers, width, seed, branch_scale)
-        x, readout, sublayers = _stack_inputs(layers_, width_, seed_, scale_, spec)
+        x, readout, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+        layers_ = len(sublayers)
         jacobians = []
         for sublayer in sublayers:
             jacobians.append(spec.jacobian(x, sublayer, layers_))
@@ -876,8 +876,8 @@ def write_ratios(variant, layers: int = 48, seeds=range(8), width: int = 16, bra
         raise ValueError(f"variant: write ratios need an identity path or Post-LN, got {spec.name!r}")
     ratios = []
     for seed in seeds:
-        layers_, width_, seed_, scale_ = _check_stack_args(layers, width, seed, branch_scale)
-        x, _, sublayers = _stack_inputs(layers_, width_, seed_, scale_, spec)
+        x, _, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+        layers_ = len(sublayers)
         row = []
         for sublayer in sublayers:
             following = spec.block(x, sublayer, layers_)
