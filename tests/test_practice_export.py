@@ -1,11 +1,25 @@
-"""`lnworked practice make/check/list`: handouts, keys, Moodle XML, GIFT, grading, bad arguments."""
+"""`lnworked practice make/check/list`: handouts (Markdown, HTML, PDF), keys, Moodle XML, GIFT
+(also read by the independent parser gift-pegjs), Canvas QTI, grading, bad arguments.
+
+One 30-student ``make`` (module fixture) is timed and checked; it needs headless Chromium
+for the PDFs (skipped naming it when missing, failing under ``CI=true``) and node with the
+npm package gift-pegjs under ``.tools/gift-pegjs`` (installed by ``.ci/run``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import time
 import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +27,10 @@ from lnworked.cli import main
 from lnworked.practice import FAMILIES, variant
 from lnworked.practice.gift import gift_escape
 from lnworked.practice.markup import markdown_to_html
+from lnworked.practice.pdf import find_chromium
+
+ROOT = Path(__file__).resolve().parents[1]
+GIFT_PEGJS = ROOT / ".tools" / "gift-pegjs" / "node_modules"
 
 SEED = 2024
 N_STUDENTS = 30
@@ -32,8 +50,52 @@ def made(tmp_path_factory):
     students = [f"student{i:02d}" for i in range(N_STUDENTS - 2)] + ["Zoë O'Brien", "ana,lee"]
     roster = write_csv(root / "roster.csv", ["Student", "email"], [[s, "x@y"] for s in students])
     out = root / "out"
-    assert main(["practice", "make", "--roster", str(roster), "--seed", str(SEED), "--out", str(out)]) == 0
+    if find_chromium() is None:
+        message = "headless Chromium not installed (apt-get install chromium): PDF handouts cannot be made"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    printed = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(printed):
+        assert main(["practice", "make", "--roster", str(roster), "--seed", str(SEED), "--out", str(out)]) == 0
+    MADE["seconds"] = time.perf_counter() - start
+    MADE["printed"] = printed.getvalue()
     return root, out, students
+
+
+MADE = {}
+
+
+def key_of(out):
+    return json.loads((out / "key.json").read_text())
+
+
+def distinct_questions(key) -> int:
+    """LMS questions the key implies: a variant once per (family, stem, right answer); a vector per entry."""
+    seen = set()
+    count = 0
+    for entries in key["students"].values():
+        for entry in entries:
+            answer = entry["answer"]
+            right = answer["choices"][answer["value"]] if answer["kind"] == "choice" else answer["value"]
+            fingerprint = json.dumps([entry["family"], entry["stem"], right])
+            if fingerprint not in seen:
+                seen.add(fingerprint)
+                count += len(answer["value"]) if answer["kind"] == "vector" else 1
+    return count
+
+
+def test_make_is_fast_and_prints_counts_per_format(made):
+    _, out, _ = made
+    printed = MADE["printed"]
+    n = distinct_questions(key_of(out))
+    assert f"{N_STUDENTS} students x {len(FAMILIES)} problems" in printed
+    assert f"{N_STUDENTS} Markdown, {N_STUDENTS} HTML" in printed
+    assert f"key.json ({N_STUDENTS * len(FAMILIES)} answers)" in printed
+    assert f"gift.txt ({n} questions), canvas-qti.zip ({n} QTI items)" in printed
+    assert f"PDF: {N_STUDENTS} handouts, all-handouts.pdf ({N_STUDENTS} students" in printed
+    assert MADE["seconds"] < 60, f"practice make took {MADE['seconds']:.1f} s for {N_STUDENTS} students"
 
 
 def test_thirty_different_handouts(made):
@@ -285,3 +347,146 @@ def test_families_and_count_options(tmp_path, capsys):
     assert [p["family"] for p in key["problems"]] == ["residual_growth"] * 2 + ["identity_path"] * 2
     assert not list((out / "handouts").glob("*.html"))
     assert key["students"]["ada"][0]["answer"] == variant(3, "ada", "residual_growth", 0).answer.to_json()
+
+
+# -- PDF ------------------------------------------------------------------------------
+
+
+def pdf_text(path) -> str:
+    """A PDF's text with whitespace removed and the maths minus sign as ASCII."""
+    from pypdf import PdfReader
+
+    text = "".join(page.extract_text() for page in PdfReader(str(path)).pages)
+    return re.sub(r"\s+", "", text).replace("\u2212", "-")
+
+
+def numbers_in(tex: str) -> set[str]:
+    """The decimal numbers written in a statement, e.g. ``-0.5``, ``1.5``, ``12``."""
+    return set(re.findall(r"-?\d+(?:\.\d+)?", re.sub(r"\\[a-zA-Z]+|[{}]", " ", tex).replace("\\ ", " ")))
+
+
+def test_one_pdf_per_student_and_one_for_printing(made):
+    from pypdf import PdfReader
+
+    from lnworked.practice.roster import student_slug
+
+    _, out, students = made
+    pdfs = {s: out / "handouts" / f"{student_slug(s)}.pdf" for s in students}
+    pages = {s: len(PdfReader(str(p)).pages) for s, p in pdfs.items()}
+    assert all(n >= 1 for n in pages.values())
+    combined = PdfReader(str(out / "all-handouts.pdf"))
+    assert len(combined.pages) == sum(pages.values())
+    first = 0
+    for student in students:  # each student starts on a new page of the printing file, in roster order
+        assert f"Practiceproblems:{student.replace(' ', '')}" in re.sub(r"\s+", "", combined.pages[first].extract_text())
+        first += pages[student]
+    key = key_of(out)
+    for student in students:
+        text = pdf_text(pdfs[student])
+        assert student.replace(" ", "") in text
+        for entry in key["students"][student]:
+            for number in numbers_in(entry["stem"]):
+                assert number in text, (student, entry["id"], number)
+
+
+def test_answer_key_pdf_holds_every_students_answers(made):
+    from pypdf import PdfReader
+
+    _, out, students = made
+    assert len(PdfReader(str(out / "answer-key.pdf")).pages) >= N_STUDENTS
+    text = pdf_text(out / "answer-key.pdf")
+    key = key_of(out)
+    for student in students[:3] + students[-2:]:
+        assert f"Student{student.replace(' ', '')}" in text
+        for entry in key["students"][student]:
+            assert re.sub(r"\s+", "", entry["answer"]["text"]) in text
+
+
+# -- Canvas QTI -----------------------------------------------------------------------
+
+IMSCP = "{http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1}"
+QTI = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
+
+
+def test_qti_package_is_well_formed_and_complete(made):
+    _, out, _ = made
+    with zipfile.ZipFile(out / "canvas-qti.zip") as package:
+        files = {n for n in package.namelist() if not n.endswith("/")}
+        trees = {n: ET.fromstring(package.read(n)) for n in files if n.endswith(".xml")}
+    assert "imsmanifest.xml" in trees and files == set(trees)  # every file is XML and parses
+    listed = {f.get("href") for f in trees["imsmanifest.xml"].iter(f"{IMSCP}file")}
+    assert listed == files - {"imsmanifest.xml"}
+    items = [item for tree in trees.values() for item in tree.iter(f"{QTI}item")]
+    key = key_of(out)
+    assert len(items) == distinct_questions(key)
+    kinds = [item.find(f".//{QTI}fieldentry").text for item in items]
+    assert set(kinds) == {"numerical_question", "multiple_choice_question"}
+
+
+def test_qti_numbers_and_choices_match_the_key(made):
+    _, out, students = made
+    with zipfile.ZipFile(out / "canvas-qti.zip") as package:
+        name = next(n for n in package.namelist() if n.endswith(".xml") and "/" in n and "meta" not in n)
+        items = {i.get("title"): i for i in ET.fromstring(package.read(name)).iter(f"{QTI}item")}
+    student = students[0]
+    for entry in key_of(out)["students"][student]:
+        answer, title = entry["answer"], f"{entry['id']} {entry['family']} [{student}]"
+        if answer["kind"] == "choice":
+            item = items[title]
+            labels = {r.get("ident"): r.findtext(f"{QTI}material/{QTI}mattext") for r in item.iter(f"{QTI}response_label")}
+            right = [c.findtext(f"{QTI}conditionvar/{QTI}varequal") for c in item.iter(f"{QTI}respcondition")
+                     if c.findtext(f"{QTI}setvar") == "100"]
+            assert len(labels) == len(answer["choices"]) and len(right) == 1
+            assert "equation_image" in labels[right[0]] or labels[right[0]].strip()
+            continue
+        values = answer["value"] if answer["kind"] == "vector" else [answer["value"]]
+        for i, value in enumerate(values, start=1):
+            item = items[f"{title} (entry {i})" if answer["kind"] == "vector" else title]
+            low, high = float(item.findtext(f".//{QTI}vargte")), float(item.findtext(f".//{QTI}varlte"))
+            assert low == pytest.approx(value - answer["tolerance"], rel=1e-9, abs=1e-15)
+            assert high == pytest.approx(value + answer["tolerance"], rel=1e-9, abs=1e-15)
+            assert "e" not in item.findtext(f".//{QTI}vargte").lower()
+
+
+# -- GIFT read by an independent parser -------------------------------------------------
+
+
+def gift_pegjs_missing() -> str | None:
+    if not shutil.which("node"):
+        return "node is not installed (Debian: apt-get install nodejs npm)"
+    if not (GIFT_PEGJS / "gift-pegjs").is_dir():
+        return "npm package gift-pegjs not installed: npm install --prefix .tools/gift-pegjs gift-pegjs"
+    return None
+
+
+def test_gift_parses_with_gift_pegjs(made):
+    missing = gift_pegjs_missing()
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    _, out, _ = made
+    done = subprocess.run(["node", str(ROOT / "tests" / "gift_parse.js"), str(out / "gift.txt")],
+                          capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(GIFT_PEGJS)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    parsed = json.loads(done.stdout)
+    questions = [q for q in parsed if q["type"] != "Category"]
+    assert len([q for q in parsed if q["type"] == "Category"]) == len(FAMILIES)
+    assert len(questions) == distinct_questions(key_of(out))
+    by_title = {q["title"]: q for q in questions}
+    student = made[2][-1]  # "ana,lee": a comma in the title
+    for entry in key_of(out)["students"][student]:
+        answer, title = entry["answer"], f"{entry['id']} {entry['family']} [{student}]"
+        if answer["kind"] == "choice":  # asked once per (stem, right answer): maybe under another student
+            right_html = markdown_to_html(answer["choices"][answer["value"]])
+            same = [q for t, q in by_title.items() if f" {entry['family']} [" in t
+                    and any(c["isCorrect"] and c["text"]["text"] == right_html for c in q["choices"])]
+            assert same and all(q["type"] == "MC" for q in same)
+            assert all([c["isCorrect"] for c in q["choices"]].count(True) == 1 for q in same)
+            continue
+        values = answer["value"] if answer["kind"] == "vector" else [answer["value"]]
+        for i, value in enumerate(values, start=1):
+            q = by_title[f"{title} (entry {i})" if answer["kind"] == "vector" else title]
+            assert q["type"] == "Numerical" and q["stem"]["format"] == "html"
+            assert q["choices"]["number"] == pytest.approx(value, rel=1e-10, abs=1e-15)
+            assert q["choices"]["range"] == pytest.approx(answer["tolerance"], rel=1e-10, abs=1e-15)

@@ -36,7 +36,7 @@ body{font-family:"DejaVu Sans",Arial,sans-serif;max-width:46em;margin:0 auto;pad
   font-size:16px;overflow-wrap:break-word}
 h1{font-size:1.5em}h2{font-size:1.2em;border-top:1px solid #ccc;padding-top:.8em;break-after:avoid}
 math{font-family:"Latin Modern Math","STIX Two Math","DejaVu Math TeX Gyre",math}
-math[display="block"]{display:block;overflow-x:auto;overflow-y:hidden;max-width:100%;margin:.6em 0}
+math[display="block"]{display:block math;overflow-x:auto;overflow-y:hidden;max-width:100%;margin:.6em 0}
 .tolerance{font-style:italic;color:#444}
 .problem{break-inside:avoid}
 .student+.student{break-before:page}
