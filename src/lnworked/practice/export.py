@@ -25,13 +25,14 @@ from pathlib import Path
 from lnworked.practice import handouts as sheets
 from lnworked.practice.families import EXPORTS, FAMILIES
 from lnworked.practice.gift import gift_text
+from lnworked.practice.handouts import ANSWER_FORMAT_HELP  # the book's practice chapter shows it
 from lnworked.practice.keyfile import key_json
 from lnworked.practice.moodle import moodle_xml
 from lnworked.practice.pdf import page_count, print_pdfs, require_chromium, split_pdf
 from lnworked.practice.qti import qti_questions, qti_zip
 from lnworked.practice.roster import student_slug
 
-__all__ = ["Written", "write_all", "family_table", "COMBINED_PDF"]
+__all__ = ["Written", "write_all", "family_table", "COMBINED_PDF", "ANSWER_FORMAT_HELP"]
 
 COMBINED_PDF = "all-handouts.pdf"
 
