@@ -1,108 +1,122 @@
-"""Speed of the stress test: the article's step-by-step loop against the library's fast path.
+"""Speed of the stress test: the article's loop (faithful reference) against ``lnworked stress``.
 
-Runs in one process, on the default configuration (seed 002's three runs) on the CPU:
+One invocation, three measurements, each in a fresh Python process on the CPU, default
+configuration (seed 002's three runs) unless ``--layers``/``--steps`` say otherwise:
 
-* reference: the article's method, written out here: per run, ``jax.jit`` one training
-  step, then a Python loop that draws each batch on the host, takes one step and reads
-  the loss back; runs one after another;
-* fast: :func:`lnworked.stress.train.train`: batches drawn up front, chunks of steps as
-  one compiled ``lax.scan``, the two Post-LN runs batched with ``vmap``, the Pre-LN and
-  Post-LN programs compiled and run in parallel threads.
+(a) reference: :func:`lnworked.stress.reference.reference_train`, the article's method:
+    per run, ``jax.jit`` one training step (unrolled blocks, placement fixed), then a
+    Python loop that draws each batch on the host, takes one step and reads the loss
+    back; runs one after another, each compiling its own step;
+(b) cold: ``lnworked stress --no-cache`` (no persistent compilation cache);
+(c) warm: ``lnworked stress`` with a compilation cache that an untimed run has filled.
 
-Checks that both give the same Pre-LN numbers, then prints the ratio of end-to-end times
-(compilation included), and the compile time and time per step of each.
+Wall times are measured around each process (start-up and imports included). Compile
+time: (a) the first step of each run minus a typical step, summed; (b, c) the compile
+(or cache load) of the one program, from ``summary.json``. Time per step is the time of
+one training step of all three runs together (a: the sum of the three runs' median step
+times). Prints a table, the ratios and each run's final loss; writes everything as JSON.
 
-    .venv/bin/python benchmarks/stress_speed.py [--steps N] [--layers L]
+    .venv/bin/python benchmarks/stress_speed.py [--steps N] [--layers L] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
 import time
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from lnworked.stress.config import StressConfig, default_runs
-from lnworked.stress.data import SEED_OFFSET, make_batch, make_batches
-from lnworked.stress.model import init_params, make_model
-from lnworked.stress.optim import learning_rates, make_optimizer
-from lnworked.stress.step import make_step
-from lnworked.stress.train import make_chunk_fn, train
+from pathlib import Path
 
 
-def reference(config, device):
-    """The article's loop; returns (seconds, compile seconds, seconds per step, Pre-LN losses)."""
+def _reference_child(layers: int, steps: int) -> None:
+    """Runs in the child process: the library's reference loop, timed step by step."""
+    import numpy as np
+
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.reference import reference_train
+
+    step_seconds: list = []
+    result = reference_train(StressConfig(layers=layers, steps=steps), device="cpu", step_seconds=step_seconds)
+    typical = [float(np.median(times[1:])) for times in step_seconds]
+    compile_s = sum(times[0] - t for times, t in zip(step_seconds, typical))
+    print(json.dumps({"train_seconds": result.seconds, "compile_seconds": compile_s,
+                      "step_ms": 1e3 * sum(typical), "final_losses": [r.final_loss for r in result.runs],
+                      "runs": [r.spec.name for r in result.runs]}))
+
+
+def _timed(command: list[str], env: dict) -> tuple[float, str]:
     started = time.perf_counter()
-    compile_s, step_times, pre_losses = 0.0, [], None
-    for spec in default_runs(config):
-        model, optimizer = make_model(config, spec.pre_norm), make_optimizer(config)
-        params = jax.device_put(init_params(config, spec.pre_norm), device)
-        opt_state = optimizer.init(params)
-        step_fn = jax.jit(make_step(model, optimizer))
-        generator = np.random.default_rng(config.seed + SEED_OFFSET)
-        losses = []
-        for step in range(1, config.steps + 1):
-            t0 = time.perf_counter()
-            source, target = (jax.device_put(a, device) for a in make_batch(config, generator))
-            rate = config.learning_rate * (min(1.0, step / spec.warmup_steps) if spec.warmup_steps else 1.0)
-            params, opt_state, loss, norm = step_fn(params, opt_state, source, target,
-                                                    jnp.asarray(rate, dtype=jnp.float32))
-            losses.append(float(loss))
-            float(norm)
-            elapsed = time.perf_counter() - t0
-            if step == 1:
-                compile_s += elapsed
-            else:
-                step_times.append(elapsed)
-        pre_losses = np.array(losses) if spec.pre_norm else pre_losses
-    per_step = float(np.mean(step_times))
-    compile_s -= len(default_runs(config)) * per_step  # the first step's own work
-    return time.perf_counter() - started, compile_s, per_step, pre_losses
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-2000:]}")
+    return seconds, done.stdout
 
 
-def fast_compile_and_step(config, device):
-    """Compile time and time per step of the fast path's Pre-LN program, measured alone."""
-    sources, targets = make_batches(config)
-    fn = make_chunk_fn(config, True)
-    params = jax.device_put(init_params(config, True), device)
-    opt_state = make_optimizer(config).init(params)
-    rates = learning_rates(config.learning_rate, config.steps, 0).astype(np.float32)
-    args = (params, opt_state, jnp.asarray(True), sources, targets, rates, np.ones(config.steps, bool))
-    t0 = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    t1 = time.perf_counter()
-    (_, _, _), (loss, _) = compiled(*args)
-    np.asarray(loss)
-    return t1 - t0, (time.perf_counter() - t1) / config.steps
+def _stress(args, out: Path, cache: Path, *extra: str) -> dict:
+    env = {**os.environ, "LNWORKED_CACHE_DIR": str(cache)}
+    command = [sys.executable, "-m", "lnworked.cli", "stress", "--device", "cpu", "--layers", str(args.layers),
+               "--steps", str(args.steps), "--out", str(out), *extra]
+    wall, _ = _timed(command, env)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    train_s = summary["seconds"] - summary["compile_seconds"]
+    return {"wall_seconds": wall, "compile_seconds": summary["compile_seconds"],
+            "step_ms": 1e3 * train_s / args.steps, "final_losses": [r["final_loss"] for r in summary["runs"]],
+            "runs": [r["name"] for r in summary["runs"]]}
+
+
+def _machine() -> dict:
+    model, cores = platform.processor() or platform.machine(), os.cpu_count()
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - no lscpu
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"cpu": model, "cores": cores, "load_average_1min_at_start": load, "platform": platform.platform()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=StressConfig().steps)
-    parser.add_argument("--layers", type=int, default=StressConfig().layers)
+    parser.add_argument("--steps", type=int, default=180)
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--json", default="stress-speed.json", help="where to write the results")
+    parser.add_argument("--child", choices=["reference"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    config = StressConfig(steps=args.steps, layers=args.layers)
-    device = jax.devices("cpu")[0]
-    print(f"device: {device.platform}, layers={config.layers}, steps={config.steps}, three runs")
-
-    ref_s, ref_compile, ref_step, ref_pre = reference(config, device)
-    print(f"reference: {ref_s:6.1f} s end to end; compile {ref_compile:.1f} s (3 programs); "
-          f"{ref_step * 1e3:.1f} ms per step")
-
-    t0 = time.perf_counter()
-    result = train(config, device=device)
-    fast_s = time.perf_counter() - t0
-    fast_compile, fast_step = fast_compile_and_step(config, device)
-    print(f"fast:      {fast_s:6.1f} s end to end; compile {fast_compile:.1f} s (Pre-LN program alone); "
-          f"{fast_step * 1e3:.1f} ms per step (Pre-LN, one scan)")
-
-    pre = result.runs[0]
-    np.testing.assert_allclose(pre.loss, ref_pre, rtol=1e-4, atol=1e-6)
-    print(f"same Pre-LN numbers: final loss {pre.final_loss:.6f} vs {ref_pre[-1]:.6f} "
-          f"(max relative difference {np.max(np.abs(pre.loss - ref_pre) / np.abs(ref_pre)):.1e})")
-    print(f"ratio (reference / fast, end to end): {ref_s / fast_s:.2f}x")
+    if args.child == "reference":
+        return _reference_child(args.layers, args.steps)
+    machine = _machine()
+    print(f"machine: {machine['cpu']}, {machine['cores']} cores (1-min load {machine['load_average_1min_at_start']})")
+    print(f"layers={args.layers} steps={args.steps}, three runs, CPU", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        wall, stdout = _timed([sys.executable, __file__, "--child", "reference", "--layers", str(args.layers),
+                               "--steps", str(args.steps)], dict(os.environ))
+        reference = {"wall_seconds": wall, **json.loads(stdout.strip().splitlines()[-1])}
+        print(f"  reference done in {wall:.1f} s", flush=True)
+        cold = _stress(args, tmp / "cold", tmp / "cache-unused", "--no-cache")
+        print(f"  cold done in {cold['wall_seconds']:.1f} s", flush=True)
+        _stress(args, tmp / "prime", tmp / "cache")  # fills the cache; not timed
+        warm = _stress(args, tmp / "warm", tmp / "cache")
+    rows = {"(a) reference (article's loop)": reference, "(b) lnworked stress, cold": cold,
+            "(c) lnworked stress, warm cache": warm}
+    print(f"\n{'':34} {'wall s':>7} {'compile s':>9} {'ms/step':>8}   final losses ({', '.join(reference['runs'])})")
+    for name, r in rows.items():
+        losses = "  ".join(f"{x:.5f}" for x in r["final_losses"])
+        print(f"{name:34} {r['wall_seconds']:7.1f} {r['compile_seconds']:9.1f} {r['step_ms']:8.1f}   {losses}")
+    ratios = {"reference / cold": reference["wall_seconds"] / cold["wall_seconds"],
+              "cold / warm": cold["wall_seconds"] / warm["wall_seconds"],
+              "reference / warm": reference["wall_seconds"] / warm["wall_seconds"]}
+    print("\nratios (wall): " + "; ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
+    payload = {"machine": machine, "layers": args.layers, "steps": args.steps, "ratios": ratios,
+               "reference": reference, "cold": cold, "warm": warm}
+    Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"written: {args.json}")
 
 
 if __name__ == "__main__":

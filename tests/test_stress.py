@@ -11,8 +11,11 @@ from lnworked.stress.config import StressConfig, default_runs, warmup_for
 from lnworked.stress.data import make_batch, make_batches
 from lnworked.stress.model import init_params, make_model
 from lnworked.stress.optim import learning_rates
-from lnworked.stress.probe import initial_loss_and_gradient_norm, layer_gradient_norms
+from lnworked.stress.optim import learning_rate_at
+from lnworked.stress.probe import layer_gradient_norms
 from lnworked.stress.reference import reference_train
+from lnworked.stress.stacked import make_logits, stack_params, unstack_grads
+from lnworked.stress.step import make_loss, module_logits
 from lnworked.stress.sweep import sweep
 from lnworked.stress.train import cut_at_divergence, train
 
@@ -56,14 +59,47 @@ def test_batches_are_arithmetic_progressions_from_one_stream():
         np.testing.assert_array_equal(make_batch(config, generator)[0], sources[k])
 
 
-def test_initial_loss_and_gradient_match_the_article():
-    """Same parameter names and seed as the article's script -> its step-1 numbers (float32)."""
-    config = StressConfig()
-    for run in default_runs(config)[:2]:
-        theirs = article_run_for(run.pre_norm, run.warmup_steps)
-        loss, norm = initial_loss_and_gradient_norm(config, run.pre_norm)
-        assert loss == pytest.approx(theirs.loss[0], rel=1e-5)
-        assert norm == pytest.approx(theirs.gradient_norm[0], rel=1e-5)
+def test_reference_loop_uses_the_one_warmup_formula():
+    config = SHORT.replace(steps=6)
+    spec = default_runs(config, warmup=4)[2]
+    run = reference_train(config, [spec], device="cpu").runs[0]
+    assert list(run.learning_rate) == [learning_rate_at(config.learning_rate, s, 4) for s in range(1, 7)]
+    np.testing.assert_array_equal(run.learning_rate, learning_rates(config.learning_rate, 6, 4))
+
+
+def test_first_step_matches_the_article():
+    """Same parameter names and seed as the article's script -> its step-1 loss and gradient
+    norm (logged before the first update), from the one-program fast path (float32)."""
+    config = StressConfig(steps=1)
+    result = train(config, default_runs(StressConfig())[:2], device="cpu")
+    for run in result.runs:
+        theirs = article_run_for(run.spec.pre_norm, run.spec.warmup_steps)
+        assert run.loss[0] == pytest.approx(theirs.loss[0], rel=1e-5)
+        assert run.gradient_norm[0] == pytest.approx(theirs.gradient_norm[0], rel=1e-5)
+
+
+@pytest.mark.parametrize("pre_norm", [True, False])
+def test_scan_over_layers_equals_the_unrolled_model(pre_norm):
+    """The stacked model (one scan over blocks, placement as data) gives the unrolled
+    TinyLM's logits, and its stacked gradient holds the unrolled gradient block by block."""
+    import jax
+    import jax.numpy as jnp
+
+    config = SHORT.replace(layers=3)
+    params = init_params(config, pre_norm)
+    source, target = (a[0] for a in make_batches(config.replace(steps=1)))
+    stacked = stack_params(params, config)
+    flag = jnp.asarray(pre_norm)
+    unrolled_logits = module_logits(make_model(config, pre_norm))
+    np.testing.assert_allclose(make_logits(config)(stacked, source, flag), unrolled_logits(params, source),
+                               rtol=1e-5, atol=1e-5)
+    ours = unstack_grads(jax.grad(make_loss(make_logits(config)))(stacked, source, target, flag), config)
+    theirs = jax.grad(make_loss(unrolled_logits))(params, source, target)
+    if not pre_norm:  # the identity final norm Post-LN carries to share the tree is unused
+        assert all(float(jnp.abs(g).max()) == 0.0 for g in jax.tree.leaves(ours.pop("final_norm")))
+    assert jax.tree.structure(ours) == jax.tree.structure(theirs)
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
 def test_model_has_the_switch_and_final_norm_only_for_pre_ln():
@@ -76,7 +112,9 @@ def test_model_has_the_switch_and_final_norm_only_for_pre_ln():
     assert logits.shape == (SHORT.batch_size, SHORT.sequence_length, SHORT.vocab_size)
 
 
-def test_fast_path_gives_the_reference_loops_numbers(short_runs):
+def test_placement_as_data_matches_separate_programs(short_runs):
+    """One program for the three runs (placement as data, scanned blocks) against the
+    reference loop, which compiles a separate unrolled program per run: same loss curves."""
     reference = reference_train(SHORT, device="cpu")
     assert [r.spec for r in reference.runs] == [r.spec for r in short_runs.runs]
     for fast, ref in zip(short_runs.runs, reference.runs):
@@ -86,10 +124,11 @@ def test_fast_path_gives_the_reference_loops_numbers(short_runs):
         np.testing.assert_allclose(fast.learning_rate, ref.learning_rate, rtol=1e-12)
 
 
-def test_batched_and_sequential_runs_agree(short_runs):
-    sequential = train(SHORT, device="cpu", batch_runs=False, chunk_steps=SHORT.steps)
-    for a, b in zip(short_runs.runs, sequential.runs):
-        np.testing.assert_allclose(a.loss, b.loss, rtol=2e-5, atol=1e-6)
+def test_runs_do_not_depend_on_their_companions(short_runs):
+    """A run trained alone gives the curve it gives beside the other two in one program."""
+    for spec, together in zip(default_runs(SHORT), short_runs.runs):
+        alone = train(SHORT, [spec], device="cpu", chunk_steps=SHORT.steps).runs[0]
+        np.testing.assert_allclose(alone.loss, together.loss, rtol=2e-5, atol=1e-6)
 
 
 def test_cut_at_divergence():
@@ -120,21 +159,18 @@ def test_interrupt_keeps_what_was_computed():
     def progress(name, step, steps, loss):
         raise KeyboardInterrupt
 
-    result = train(SHORT, device="cpu", chunk_steps=4, progress=progress, parallel=False)
+    result = train(SHORT, device="cpu", chunk_steps=4, progress=progress)
     assert result.interrupted
-    assert len(result.runs[0].loss) == 4  # the first chunk of the first (Pre-LN) run
-    assert all(len(r.loss) == 0 for r in result.runs[1:])
-    parallel = train(SHORT, device="cpu", chunk_steps=4, progress=progress, parallel=True)
-    assert parallel.interrupted
-    assert {len(r.loss) for r in parallel.runs} <= {0, 4, 8}
-    assert len(parallel.runs[0].loss) >= 4
+    assert [len(r.loss) for r in result.runs] == [4, 4, 4]  # the first chunk of the one program
 
 
 def test_gpu_request_without_gpu_names_the_install(monkeypatch):
+    import jax
+
     def no_gpu(backend=None):
         raise RuntimeError("Unknown backend gpu")
 
-    monkeypatch.setattr(device_module.jax, "devices", no_gpu)
+    monkeypatch.setattr(jax, "devices", no_gpu)
     with pytest.raises(ValueError, match=r'pip install -U "jax\[cuda12\]"'):
         device_module.select_device("gpu")
     with pytest.raises(ValueError, match="device"):
@@ -161,9 +197,16 @@ def test_warmup_longer_than_the_run_is_refused():
         default_runs(StressConfig(steps=10), warmup=11)
 
 
-def test_layer_gradient_norms_cover_every_block():
-    norms = layer_gradient_norms(SHORT.replace(layers=3), pre_norm=False)
-    assert norms.shape == (3,) and np.all(norms > 0) and np.all(np.isfinite(norms))
+def test_layer_gradient_norms_are_the_unrolled_blocks_gradients():
+    import jax
+    import optax
+
+    config = SHORT.replace(layers=3)
+    norms = layer_gradient_norms(config, pre_norm=False)
+    source, target = (a[0] for a in make_batches(config.replace(steps=1)))
+    grads = jax.grad(make_loss(module_logits(make_model(config, False))))(init_params(config, False), source, target)
+    expected = [float(optax.tree.norm(grads[f"block_{i}"])) for i in range(3)]
+    np.testing.assert_allclose(norms, expected, rtol=1e-4)
 
 
 @pytest.mark.slow

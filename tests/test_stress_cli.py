@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -11,7 +14,7 @@ from lnworked.cli import main
 from lnworked.stress import cli as stress_cli
 from lnworked.stress.sweep import SWEEP_COLUMNS, read_sweep_csv
 
-SMALL = ["--device", "cpu", "--layers", "1", "--steps", "6"]
+SMALL = ["--device", "cpu", "--layers", "1", "--steps", "6", "--no-cache"]
 
 
 def test_stress_writes_csv_figure_and_summary(tmp_path, capsys):
@@ -56,10 +59,12 @@ def test_unwritable_output_exits_2(tmp_path, capsys):
 
 
 def test_gpu_request_without_gpu_exits_2(monkeypatch, capsys, tmp_path):
+    import jax
+
     def no_gpu(backend=None):
         raise RuntimeError("Unknown backend gpu")
 
-    monkeypatch.setattr(stress_cli.select_device.__globals__["jax"], "devices", no_gpu)
+    monkeypatch.setattr(jax, "devices", no_gpu)
     assert main(["stress", "--device", "gpu", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "jax[cuda12]" in err
@@ -96,3 +101,22 @@ def test_sweep_writes_tidy_csv_and_provenance(tmp_path, capsys):
 def test_sweep_bad_arguments_exit_2(tmp_path, capsys):
     assert main(["stress", "sweep", "--device", "cpu", "--depths", "0", "--out", str(tmp_path)]) == 2
     assert "layers" in capsys.readouterr().err
+
+
+def test_importing_the_cli_loads_no_jax_flax_or_optax():
+    """``lnworked examples`` and ``lnworked practice`` must not pay for the stress stack."""
+    code = ("import sys, lnworked.cli; lnworked.cli.build_parser(); "
+            "print(sorted(m for m in ('jax', 'flax', 'optax') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_compilation_cache_is_used_unless_opted_out(tmp_path):
+    """A run fills the cache folder ($LNWORKED_CACHE_DIR); ``--no-cache`` leaves it alone."""
+    tiny = ["-m", "lnworked.cli", "stress", "--device", "cpu", "--layers", "1", "--steps", "2"]
+    for flag, cache in (("--no-cache", tmp_path / "off"), (None, tmp_path / "on")):
+        env = {**os.environ, "LNWORKED_CACHE_DIR": str(cache)}
+        args = [sys.executable, *tiny, "--out", str(tmp_path / "out"), *([flag] if flag else [])]
+        subprocess.run(args, capture_output=True, text=True, timeout=300, check=True, env=env)
+    assert not (tmp_path / "off").exists()
+    assert any((tmp_path / "on").iterdir())

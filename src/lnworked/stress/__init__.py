@@ -2,18 +2,30 @@
 
 Modules, one concept each: :mod:`~lnworked.stress.config` (the article's configuration),
 :mod:`~lnworked.stress.data` (arithmetic token sequences), :mod:`~lnworked.stress.model`
-(the Flax transformer), :mod:`~lnworked.stress.optim` (Adam + weight decay, warmup),
-:mod:`~lnworked.stress.step` (one training step), :mod:`~lnworked.stress.train` (the
-compiled fast path), :mod:`~lnworked.stress.reference` (the article's step-by-step loop),
+(the Flax transformer), :mod:`~lnworked.stress.stacked` (its blocks as one scan),
+:mod:`~lnworked.stress.optim` (Adam + weight decay, warmup), :mod:`~lnworked.stress.step`
+(one training step), :mod:`~lnworked.stress.compile` (compiler options, persistent
+cache), :mod:`~lnworked.stress.train` (the compiled fast path), :mod:`~lnworked.stress.reference` (the article's step-by-step loop),
 :mod:`~lnworked.stress.device`, :mod:`~lnworked.stress.article` (the article's own log),
 :mod:`~lnworked.stress.report` (CSV, figure, summary), :mod:`~lnworked.stress.sweep`
-(grids over depth, rate and seed; per-layer gradient norms) and
+(grids over depth, rate and seed; per-layer gradient norms),
+:mod:`~lnworked.stress.explorer` (the chapter's training controls) and
 :mod:`~lnworked.stress.cli` (``lnworked stress``).
+
+JAX, Flax and Optax load only when a name below is first used (``lnworked.stress.cli``
+registers its parser without them), so ``lnworked examples`` starts quickly.
 """
 
-from lnworked.stress.config import RunSpec, StressConfig, default_runs
-from lnworked.stress.device import select_device
-from lnworked.stress.results import RunResult, StressResult
-from lnworked.stress.train import train
+from importlib import import_module
 
-__all__ = ["StressConfig", "RunSpec", "default_runs", "select_device", "RunResult", "StressResult", "train"]
+_WHERE = {
+    "StressConfig": "config", "RunSpec": "config", "default_runs": "config", "select_device": "device",
+    "RunResult": "results", "StressResult": "results", "train": "train",
+}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(import_module(f"lnworked.stress.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'lnworked.stress' has no attribute {name!r}")

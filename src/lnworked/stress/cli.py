@@ -2,7 +2,9 @@
 
 Bad arguments raise ``ValueError`` naming the argument; ``lnworked.cli.main`` prints it
 on one line and exits with code 2. Ctrl-C writes what was computed so far, then exits
-with code 130.
+with code 130. :func:`register` needs neither JAX nor Flax nor Optax: they are imported
+when a stress command runs, so the other subcommands start quickly. Compiled programs are
+kept in JAX's persistent cache (:mod:`lnworked.stress.compile`) unless ``--no-cache``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ import platform
 import sys
 from importlib import metadata
 
-from lnworked.stress.config import NORM_CHOICES, StressConfig, default_runs
+from lnworked.stress.config import DEFAULT_CHUNK, NORM_CHOICES, StressConfig, default_runs
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
-from lnworked.stress.train import DEFAULT_CHUNK
 
 __all__ = ["register", "run_stress", "run_sweep", "provenance"]
 
@@ -31,6 +32,9 @@ def _common(parser, steps_default: int) -> None:
     parser.add_argument("--norm", choices=NORM_CHOICES, default=_DEFAULT.norm, help="LayerNorm or RMSNorm")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
                         help=f"steps per compiled call, i.e. per progress line (default {DEFAULT_CHUNK})")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not use the persistent compilation cache ($LNWORKED_CACHE_DIR, "
+                             "else ~/.cache/lnworked/jax)")
 
 
 def register(subparsers) -> None:
@@ -41,8 +45,6 @@ def register(subparsers) -> None:
     parser.add_argument("--lr", type=float, default=_DEFAULT.learning_rate, help="target learning rate")
     parser.add_argument("--seed", type=int, default=_DEFAULT.seed, help="initialisation and data seed")
     parser.add_argument("--out", default="stress-output", help="output folder (default: stress-output)")
-    parser.add_argument("--sequential", action="store_true",
-                        help="train the Post-LN runs one after another instead of batched with vmap")
     parser.set_defaults(func=run_stress)
     sub = parser.add_subparsers(dest="stress_command")
     sweep = sub.add_parser("sweep", help="train a grid of depths x learning rates x seeds",
@@ -65,6 +67,13 @@ def _chunk(args) -> int:
     return args.chunk
 
 
+def _use_cache(args) -> None:
+    if not args.no_cache:
+        from lnworked.stress.compile import enable_compilation_cache
+
+        enable_compilation_cache()
+
+
 def run_stress(args) -> int:
     from lnworked.stress.report import check_writable, summary_table, write_outputs
     from lnworked.stress.train import train
@@ -76,14 +85,16 @@ def run_stress(args) -> int:
     runs = default_runs(config, args.warmup)
     out = check_writable(args.out)
     device = select_device(args.device)
+    _use_cache(args)
     print(f"device: {describe_device(device)}", flush=True)
     print(f"layers={config.layers} steps={config.steps} lr={config.learning_rate:g} "
           f"warmup={runs[-1].warmup_steps} seed={config.seed} norm={config.norm}", flush=True)
-    result = train(config, runs, device, batch_runs=not args.sequential, chunk_steps=_chunk(args), progress=_progress)
+    result = train(config, runs, device, chunk_steps=_chunk(args), progress=_progress)
     write_outputs(result, out)
     print()
     print(summary_table(result))
-    print(f"\n{len(result.runs)} runs in {result.seconds:.1f} s on {result.device}; outputs in {out}/")
+    print(f"\n{len(result.runs)} runs in {result.seconds:.1f} s on {result.device} "
+          f"({result.compile_seconds:.1f} s compiling one program); outputs in {out}/")
     if result.interrupted:
         print("interrupted: the outputs hold the steps computed so far", file=sys.stderr)
         return 130
@@ -121,6 +132,7 @@ def run_sweep(args) -> int:
     base = StressConfig(steps=args.steps, norm=args.norm)
     out = check_writable(args.out)
     device = select_device(args.device)
+    _use_cache(args)
     print(f"device: {describe_device(device)}", flush=True)
     result = sweep(args.depths, args.lrs, args.seeds, base, device=device, warmup=args.warmup, chunk_steps=_chunk(args),
                    progress=lambda line: print("  " + line, file=sys.stderr, flush=True))

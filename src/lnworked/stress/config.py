@@ -12,15 +12,12 @@ import math
 import numbers
 from dataclasses import asdict, dataclass, replace
 
-__all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES"]
+from lnworked.validation import check_int
+
+__all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES", "DEFAULT_CHUNK"]
 
 NORM_CHOICES = ("layernorm", "rmsnorm")
-
-
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+DEFAULT_CHUNK = 30  # training steps per compiled call: 6 progress updates in the default run
 
 
 @dataclass(frozen=True)
@@ -42,14 +39,14 @@ class StressConfig:
     weight_decay: float = 0.01
 
     def __post_init__(self):
-        _check_int(self.vocab_size, "vocab_size", 2)
-        _check_int(self.sequence_length, "sequence_length", 1)
-        _check_int(self.width, "width", 1)
-        _check_int(self.heads, "heads", 1)
-        _check_int(self.layers, "layers", 1)
-        _check_int(self.batch_size, "batch_size", 1)
-        _check_int(self.steps, "steps", 1)
-        _check_int(self.seed, "seed", 0)
+        check_int(self.vocab_size, "vocab_size", minimum=2)
+        check_int(self.sequence_length, "sequence_length", minimum=1)
+        check_int(self.width, "width", minimum=1)
+        check_int(self.heads, "heads", minimum=1)
+        check_int(self.layers, "layers", minimum=1)
+        check_int(self.batch_size, "batch_size", minimum=1)
+        check_int(self.steps, "steps", minimum=1)
+        check_int(self.seed, "seed", minimum=0)
         if self.width % self.heads:
             raise ValueError(f"heads: must divide width {self.width}, got {self.heads!r}")
         lr = self.learning_rate
@@ -81,7 +78,7 @@ def warmup_for(steps: int) -> int:
 
 def check_warmup(warmup: int, steps: int) -> int:
     """A warmup must be an integer in ``[0, steps]`` (a longer one would never reach the target)."""
-    warmup = _check_int(warmup, "warmup", 0)
+    warmup = check_int(warmup, "warmup", minimum=0)
     if warmup > steps:
         raise ValueError(f"warmup: {warmup} steps is longer than the run ({steps} steps)")
     return warmup

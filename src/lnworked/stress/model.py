@@ -5,6 +5,13 @@ Written to read top to bottom like nanoGPT's ``model.py``. One block is
     Pre-LN   (Xiong et al. 2020):  x = x + attn(ln_1(x));   x = x + mlp(ln_2(x))
     Post-LN  (Vaswani et al. 2017): x = ln_1(x + attn(x));   x = ln_2(x + mlp(x))
 
+The placement is either a Python bool (fixed when the program is traced) or data, a
+boolean array ``p`` given at call time; then each sublayer ``F`` with norm ``N`` is
+
+    y = x + F(p ? N(x) : x);   x = p ? y : N(y)
+
+which is the same arithmetic, so one compiled program can train both placements.
+
 The sizes, initialisers and parameter names follow the article's script (seed 002,
 Zhejian Peng): token embedding ~ N(0, 1), a learned position table initialised to
 zeros, fused QKV then an output projection, a GELU MLP of width 4 x width, Flax norm
@@ -62,7 +69,13 @@ class Block(nn.Module):
     def mlp(self, x):
         return self.mlp_out(nn.gelu(self.mlp_in(x)))
 
-    def __call__(self, x):
+    def __call__(self, x, pre_norm=None):
+        """``pre_norm``: ``None`` uses the field; a (traced) boolean array selects per call."""
+        if pre_norm is not None:
+            for norm, sublayer in ((self.ln_1, self.attn), (self.ln_2, self.mlp)):
+                y = x + sublayer(jnp.where(pre_norm, norm(x), x))
+                x = jnp.where(pre_norm, y, norm(y))
+            return x
         if self.pre_norm:
             x = x + self.attn(self.ln_1(x))
             x = x + self.mlp(self.ln_2(x))

@@ -19,7 +19,7 @@ import optax
 
 from lnworked.stress.config import StressConfig
 
-__all__ = ["make_optimizer", "learning_rates", "apply_rate"]
+__all__ = ["make_optimizer", "learning_rate_at", "learning_rates", "apply_rate"]
 
 
 def make_optimizer(config: StressConfig) -> optax.GradientTransformation:
@@ -31,12 +31,17 @@ def make_optimizer(config: StressConfig) -> optax.GradientTransformation:
     )
 
 
+def learning_rate_at(target: float, step: int, warmup: int) -> float:
+    """The rate of step ``s`` (1-based): ``target * min(1, s / warmup)``, or ``target`` when ``warmup`` is 0.
+
+    The article's arithmetic exactly (Python floats), so the logged rates match its CSV.
+    """
+    return target * min(1.0, step / warmup) if warmup else target
+
+
 def learning_rates(target: float, steps: int, warmup: int) -> np.ndarray:
-    """The logged rate of each step ``s = 1..steps``: ``target * min(1, s / warmup)`` (float64)."""
-    s = np.arange(1, steps + 1, dtype=np.float64)
-    if warmup == 0:
-        return np.full(steps, float(target))
-    return np.array([target * min(1.0, k / warmup) for k in s])
+    """:func:`learning_rate_at` for every step ``s = 1..steps`` (float64)."""
+    return np.array([learning_rate_at(float(target), s, warmup) for s in range(1, steps + 1)], dtype=np.float64)
 
 
 def apply_rate(params, updates, learning_rate):

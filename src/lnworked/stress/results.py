@@ -47,27 +47,21 @@ class RunResult:
 
 @dataclass
 class StressResult:
-    """The whole experiment: configuration, device, wall time and the runs."""
+    """The whole experiment: configuration, device, wall time (of which compiling) and the runs."""
 
     config: StressConfig
     device: str
     seconds: float
     runs: list[RunResult] = field(default_factory=list)
     interrupted: bool = False
-
-    def run(self, name_or_index) -> RunResult:
-        if isinstance(name_or_index, int):
-            return self.runs[name_or_index]
-        for r in self.runs:
-            if r.spec.name == name_or_index:
-                return r
-        raise KeyError(name_or_index)
+    compile_seconds: float = 0.0
 
     def summary(self) -> dict:
         return {
             "device": self.device,
             "config": self.config.as_dict(),
             "seconds": float(self.seconds),
+            "compile_seconds": float(self.compile_seconds),
             "interrupted": self.interrupted,
             "runs": [r.summary() for r in self.runs],
         }

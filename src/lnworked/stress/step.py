@@ -3,8 +3,10 @@
     loss = mean over batch and positions of the cross-entropy of the next-token logits
     g    = d loss / d theta,   ||g|| = sqrt(sum of squares over every parameter)  (optax.tree.norm)
 
-Shared by the reference loop (:mod:`lnworked.stress.reference`) and the compiled fast
-path (:mod:`lnworked.stress.train`), so both compute the same arithmetic.
+The model enters as ``logits(params, source, *extra)``: the unrolled Flax model of the
+reference loop (:func:`module_logits`, :mod:`lnworked.stress.reference`) or the stacked
+one of the compiled path (:func:`lnworked.stress.stacked.make_logits`, whose ``extra``
+is the placement flag), so both compute the same arithmetic.
 """
 
 from __future__ import annotations
@@ -15,25 +17,29 @@ import optax
 
 from lnworked.stress.optim import apply_rate
 
-__all__ = ["make_loss", "make_step"]
+__all__ = ["module_logits", "make_loss", "make_step"]
 
 
-def make_loss(model):
-    """``loss(params, source, target)``: mean next-token cross-entropy."""
+def module_logits(model):
+    """``logits(params, source)`` of a Flax module (e.g. :class:`~lnworked.stress.model.TinyLM`)."""
+    return lambda params, source: model.apply({"params": params}, source)
 
-    def loss(params, source, target):
-        logits = model.apply({"params": params}, source)
-        return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, target))
+
+def make_loss(logits):
+    """``loss(params, source, target, *extra)``: mean next-token cross-entropy."""
+
+    def loss(params, source, target, *extra):
+        return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits(params, source, *extra), target))
 
     return loss
 
 
-def make_step(model, optimizer):
-    """``step(params, opt_state, source, target, lr) -> (params, opt_state, loss, grad_norm)``."""
-    loss_fn = make_loss(model)
+def make_step(logits, optimizer):
+    """``step(params, opt_state, source, target, lr, *extra) -> (params, opt_state, loss, grad_norm)``."""
+    loss_fn = make_loss(logits)
 
-    def step(params, opt_state, source, target, learning_rate):
-        loss, grads = jax.value_and_grad(loss_fn)(params, source, target)
+    def step(params, opt_state, source, target, learning_rate, *extra):
+        loss, grads = jax.value_and_grad(loss_fn)(params, source, target, *extra)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = apply_rate(params, updates, learning_rate)
         return params, opt_state, loss, optax.tree.norm(grads)

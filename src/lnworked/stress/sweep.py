@@ -3,9 +3,10 @@
 The article suggests sweeping ``--layers`` and the learning rate "to observe how much
 tuning each topology needs". :func:`sweep` trains the grid depths x rates x seeds for
 each variant (by default the article's three: Pre-LN, Post-LN, Post-LN with a warmup
-over two thirds of the steps). Runs of one depth and one topology share a shape, so
-they are batched with ``vmap`` into one compiled program (each run with its own seed's
-initial weights and data, and its own rate schedule). The result is a tidy table, one
+over two thirds of the steps). Runs of one depth share a shape (the placement is data,
+see :mod:`lnworked.stress.train`), so they are batched with ``vmap`` into one compiled
+program (each run with its own placement, its own seed's initial weights and data, and
+its own rate schedule). The result is a tidy table, one
 row per run.
 """
 
@@ -23,9 +24,9 @@ import numpy as np
 from lnworked.stress.config import StressConfig, check_warmup, warmup_for
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
-from lnworked.stress.model import init_params
+from lnworked.stress.stacked import stacked_init
 from lnworked.stress.optim import learning_rates
-from lnworked.stress.train import DEFAULT_CHUNK, collect, cut_at_divergence, train_group
+from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "seed_runs", "write_sweep_csv", "read_sweep_csv",
            "SWEEP_COLUMNS"]
@@ -93,31 +94,30 @@ def sweep(
     try:
         with jax.default_device(device):
             for depth in depths:
-                for pre_norm in dict.fromkeys(v.pre_norm for v in variants):
-                    group = [(v, r, s) for v in variants if v.pre_norm == pre_norm for r in rates for s in seeds]
-                    rows += _train_cell(base.replace(layers=depth), pre_norm, group, batches, warm, chunk_steps)
-                    if progress is not None:
-                        progress(f"layers={depth} {'Pre-LN' if pre_norm else 'Post-LN'}: {len(group)} runs done "
-                                 f"({time.perf_counter() - started:.0f} s)")
+                group = [(v, r, s) for v in variants for r in rates for s in seeds]
+                rows += _train_cell(base.replace(layers=depth), group, batches, warm, chunk_steps, device)
+                if progress is not None:
+                    progress(f"layers={depth}: {len(group)} runs done ({time.perf_counter() - started:.0f} s)")
     except KeyboardInterrupt:
         interrupted = True
     return SweepResult(rows, describe_device(device), time.perf_counter() - started, interrupted)
 
 
-def _train_cell(config, pre_norm, group, batches, warm, chunk_steps):
-    """All runs of one depth and topology as one vmapped program; their rows."""
-    inits = {s: init_params(config.replace(seed=s), pre_norm) for s in dict.fromkeys(s for _, _, s in group)}
+def _train_cell(config, group, batches, warm, chunk_steps, device):
+    """All runs of one depth as one vmapped program; their rows."""
+    keys = dict.fromkeys((s, v.pre_norm) for v, _, s in group)
+    inits = {(s, pre): stacked_init(config.replace(seed=s), pre) for s, pre in keys}
     sources = np.stack([batches[s][0] for _, _, s in group])
     targets = np.stack([batches[s][1] for _, _, s in group])
     schedule = np.stack([learning_rates(r, config.steps, warm if v.warmup else 0) for v, r, _ in group])
-    log = train_group(config, pre_norm, [inits[s] for _, _, s in group], sources, targets, schedule,
-                      batched=True, chunk_steps=chunk_steps)
-    losses, norms = collect(log, len(group))
+    losses, norms, _ = train_runs(config, [v.pre_norm for v, _, _ in group],
+                                  [inits[(s, v.pre_norm)] for v, _, s in group], sources, targets, schedule,
+                                  device=device, chunk_steps=chunk_steps)
     rows = []
     for (variant, rate, seed), loss, norm in zip(group, losses, norms):
         loss, norm, diverged = cut_at_divergence(loss, norm)
         rows.append({
-            "variant": variant.name, "pre_norm": pre_norm, "warmup_steps": warm if variant.warmup else 0,
+            "variant": variant.name, "pre_norm": variant.pre_norm, "warmup_steps": warm if variant.warmup else 0,
             "layers": config.layers, "learning_rate": float(rate), "seed": int(seed), "steps": config.steps,
             "steps_done": len(loss), "final_loss": float(loss[-1]), "max_gradient_norm": float(norm.max()),
             "diverged_at": diverged,
@@ -158,10 +158,9 @@ def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False
     data = [make_batches(config.replace(seed=s)) for s in seeds]
     schedule = np.stack([learning_rates(config.learning_rate, config.steps, warmup)] * len(seeds))
     with jax.default_device(device):
-        inits = [init_params(config.replace(seed=s), pre_norm) for s in seeds]
-        log = train_group(config, pre_norm, inits, np.stack([d[0] for d in data]), np.stack([d[1] for d in data]),
-                          schedule, batched=True, chunk_steps=chunk_steps)
-    losses, norms = collect(log, len(seeds))
+        inits = [stacked_init(config.replace(seed=s), pre_norm) for s in seeds]
+    losses, norms, _ = train_runs(config, [pre_norm] * len(seeds), inits, np.stack([d[0] for d in data]),
+                                  np.stack([d[1] for d in data]), schedule, device=device, chunk_steps=chunk_steps)
     name = ("Pre-Norm" if pre_norm else "Post-Norm") + (f" · {warmup}-step warmup" if warmup else " · no warmup")
     runs = {}
     for seed, rate, loss, norm in zip(seeds, schedule, losses, norms):

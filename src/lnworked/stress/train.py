@@ -1,74 +1,73 @@
-"""The fast path: whole stretches of training as one compiled ``lax.scan`` (seed 002).
+"""The fast path: every run in one compiled program, whole stretches of steps per call (seed 002).
 
-The article's script calls one jitted step per batch from a Python loop and reads the
-loss back after every step. Here the batches are drawn up front
-(:func:`lnworked.stress.data.make_batches`) and a chunk of ``chunk_steps`` steps runs
-as one compiled scan; runs that share a shape (e.g. Post-LN with and without warmup,
-whose only difference is the per-step rate array) can be batched with ``vmap`` and
-share one compilation. The arithmetic per step is :func:`lnworked.stress.step.make_step`,
-the same as the reference loop's, so the numbers agree (float32).
+The article's script compiles one step per run and calls it from a Python loop, reading
+the loss back after every step. Here:
 
-A run whose loss or gradient norm turns non-finite keeps its parameters frozen from
-then on; its log is cut after that step and the step is recorded as ``diverged_at``
-(the article's script stops there). Chunks keep the progress display alive and let an
-interrupt (Ctrl-C) return everything computed so far.
+* the model's identical blocks are one ``lax.scan`` over stacked parameters
+  (:mod:`lnworked.stress.stacked`), so the compiler sees one block, not ``L``;
+* the placement is data, a per-run flag (:meth:`lnworked.stress.model.Block.__call__`),
+  so Pre-LN and Post-LN runs, with or without warmup, are one program ``vmap``-ed over
+  runs and compiled once (:func:`lnworked.stress.compile.compile_program`);
+* the batches are drawn up front (:func:`lnworked.stress.data.make_batches`) and a
+  chunk of ``chunk_steps`` steps runs as one compiled ``lax.scan``.
+
+The arithmetic per step is :func:`lnworked.stress.step.make_step`, as in the reference
+loop, so the numbers agree to float32 rounding. A run whose loss or gradient norm turns
+non-finite keeps its parameters frozen from then on; its log is cut after that step and
+the step is recorded as ``diverged_at`` (the article's script stops there). Chunks keep
+the progress display alive and let an interrupt (Ctrl-C) return everything so far.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lnworked.stress.config import RunSpec, StressConfig, default_runs
+from lnworked.stress.compile import compile_program
+from lnworked.stress.config import DEFAULT_CHUNK, RunSpec, StressConfig, default_runs
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
-from lnworked.stress.model import init_params, make_model
 from lnworked.stress.optim import learning_rates, make_optimizer
 from lnworked.stress.results import RunResult, StressResult
+from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_step
+from lnworked.validation import check_int
 
-__all__ = ["make_chunk_fn", "train_group", "train", "cut_at_divergence", "DEFAULT_CHUNK"]
-
-DEFAULT_CHUNK = 30  # steps per compiled call: 6 progress updates in the default run
+__all__ = ["make_chunk_fn", "train_runs", "train", "cut_at_divergence", "DEFAULT_CHUNK"]
 
 
-def make_chunk_fn(config: StressConfig, pre_norm: bool, batched: bool = False, shared_data: bool = True):
-    """A jitted ``chunk(params, opt_state, alive, sources, targets, rates, valid)``.
+def make_chunk_fn(config: StressConfig, shared_data: bool = True):
+    """``chunk(params, opt_state, alive, pre_norm, sources, targets, rates, valid)``, over runs.
 
-    Scans the training step over the leading (step) axis of ``sources``, ``targets``,
+    Every argument has a leading run axis except ``valid`` (and the data when
+    ``shared_data``); the scan runs over the next (step) axis of ``sources``, ``targets``,
     ``rates`` and ``valid`` (padding steps have ``valid`` False and change nothing).
-    Returns ``(params, opt_state, alive), (losses, gradient_norms)``. With ``batched``
-    every argument but ``valid`` (and the data, when ``shared_data``) has a leading run axis.
+    Returns ``(params, opt_state, alive), (losses, gradient_norms)``, not yet jitted.
     """
-    step = make_step(make_model(config, pre_norm), make_optimizer(config))
+    step = make_step(make_logits(config), make_optimizer(config))
 
-    def body(carry, xs):
-        params, opt_state, alive = carry
-        source, target, rate, valid = xs
-        new_params, new_state, loss, grad_norm = step(params, opt_state, source, target, rate)
-        finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm)
-        ok = alive & valid & finite
+    def one_run(params, opt_state, alive, pre_norm, sources, targets, rates, valid):
+        def body(carry, xs):
+            params, opt_state, alive = carry
+            source, target, rate, ok_step = xs
+            new_params, new_state, loss, grad_norm = step(params, opt_state, source, target, rate, pre_norm)
+            finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm)
+            ok = alive & ok_step & finite
 
-        def keep(new, old):
-            return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
+            def keep(new, old):
+                return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
 
-        carry = keep(new_params, params), keep(new_state, opt_state), alive & (finite | ~valid)
-        return carry, (loss, grad_norm)
+            carry = keep(new_params, params), keep(new_state, opt_state), alive & (finite | ~ok_step)
+            return carry, (loss, grad_norm)
 
-    def chunk(params, opt_state, alive, sources, targets, rates, valid):
         return jax.lax.scan(body, (params, opt_state, alive), (sources, targets, rates, valid))
 
-    if batched:
-        data_axis = None if shared_data else 0
-        chunk = jax.vmap(chunk, in_axes=(0, 0, 0, data_axis, data_axis, 0, None))
-    return jax.jit(chunk)
+    data_axis = None if shared_data else 0
+    return jax.vmap(one_run, in_axes=(0, 0, 0, 0, data_axis, data_axis, 0, None))
 
 
 def _stack(trees):
@@ -84,78 +83,72 @@ def _pad(array, length, axis):
     return np.pad(array, widths)
 
 
-def train_group(
+def train_runs(
     config: StressConfig,
-    pre_norm: bool,
+    pre_norms: Sequence[bool],
     inits: Sequence,
     sources: np.ndarray,
     targets: np.ndarray,
     rates: np.ndarray,
     *,
-    batched: bool = True,
+    device=None,
     chunk_steps: int = DEFAULT_CHUNK,
-    on_chunk: Callable[[list, int, np.ndarray], None] | None = None,
-    log: list | None = None,
+    on_chunk: Callable[[int, np.ndarray], None] | None = None,
 ):
-    """Train ``len(inits)`` runs of one topology, logging into ``log`` as it goes.
+    """Train ``len(inits)`` runs as one program: ``(losses, norms, compile_seconds)``.
 
-    ``inits``: initial parameter trees, one per run. ``sources``/``targets``: shared
+    ``pre_norms``: each run's placement. ``inits``: stacked initial parameter trees
+    (:func:`~lnworked.stress.stacked.stacked_init`). ``sources``/``targets``: shared
     ``(steps, B, T)`` or per run ``(runs, steps, B, T)``. ``rates``: ``(runs, steps)``.
-    ``log`` receives one ``(members, pieces)`` entry per program (all runs when batched,
-    else one per run); each chunk appends ``(losses, norms)`` of shape ``(len(members), n)``
-    to ``pieces`` and then calls ``on_chunk(members, done, losses)``. A program stops
-    early once all its runs have diverged. Returns ``log``.
+    After each chunk, ``on_chunk(steps_done, losses of shape (runs, n))``; an exception
+    there (e.g. ``KeyboardInterrupt``) propagates after the chunk's logs are kept in
+    ``losses``/``norms``, which are lists of per-chunk arrays ``(runs, n)`` filled in
+    place, so pass your own lists to keep partial results: see :func:`train`.
     """
-    log = [] if log is None else log
+    losses, norms = [], []
+    compile_seconds = _train_into(config, pre_norms, inits, sources, targets, rates, device, chunk_steps,
+                                  on_chunk, losses, norms)
+    return _join(losses, len(inits)), _join(norms, len(inits)), compile_seconds
+
+
+def _join(pieces, n_runs):
+    if not pieces:
+        return [np.zeros(0, np.float32) for _ in range(n_runs)]
+    joined = np.concatenate(pieces, axis=1)
+    return [joined[i] for i in range(n_runs)]
+
+
+def _train_into(config, pre_norms, inits, sources, targets, rates, device, chunk_steps, on_chunk, losses, norms):
+    chunk_steps = check_int(chunk_steps, "chunk", minimum=1)
+    device = jax.devices("cpu")[0] if device is None else device
     n_runs, steps = rates.shape
     shared = sources.ndim == 3
-    batched = batched and n_runs > 1
+    chunk_steps = min(chunk_steps, steps)
     optimizer = make_optimizer(config)
-    fn = make_chunk_fn(config, pre_norm, batched=batched, shared_data=shared)
-    programs = [list(range(n_runs))] if batched else [[i] for i in range(n_runs)]
-    for members in programs:
-        params = _stack([inits[i] for i in members]) if batched else inits[members[0]]
-        opt_state = optimizer.init(params) if not batched else _stack([optimizer.init(inits[i]) for i in members])
-        alive = jnp.ones(len(members), bool) if batched else jnp.asarray(True)
-        pieces: list = []
-        log.append((members, pieces))
+    with jax.default_device(device):
+        params = _stack(inits)
+        opt_state = jax.vmap(optimizer.init)(params)
+        alive = jnp.ones(n_runs, bool)
+        pre = jnp.asarray(np.asarray(pre_norms, bool))
+        compiled, compile_seconds = None, 0.0
         for start in range(0, steps, chunk_steps):
             stop = min(start + chunk_steps, steps)
-            src, tgt = _chunk_data(sources, targets, members, start, stop, chunk_steps, shared, batched)
-            rate = _pad(rates[members, start:stop].astype(np.float32), chunk_steps, 1)
+            axis = 0 if shared else 1
+            src, tgt = (_pad(a[..., start:stop, :, :], chunk_steps, axis) for a in (sources, targets))
+            rate = _pad(rates[:, start:stop].astype(np.float32), chunk_steps, 1)
             valid = np.arange(start, start + chunk_steps) < stop
-            (params, opt_state, alive), (loss, norm) = fn(
-                params, opt_state, alive, src, tgt, rate if batched else rate[0], valid
-            )
-            loss = np.asarray(loss).reshape(len(members), -1)[:, : stop - start]
-            norm = np.asarray(norm).reshape(len(members), -1)[:, : stop - start]
-            pieces.append((loss, norm))
+            args = (params, opt_state, alive, pre, src, tgt, rate, valid)
+            if compiled is None:
+                compiled, compile_seconds = compile_program(make_chunk_fn(config, shared), args, device)
+            (params, opt_state, alive), (loss, norm) = compiled(*args)
+            loss = np.asarray(loss)[:, : stop - start]
+            losses.append(loss)
+            norms.append(np.asarray(norm)[:, : stop - start])
             if on_chunk is not None:
-                on_chunk(members, stop, loss)
+                on_chunk(stop, loss)
             if not np.any(np.asarray(alive)):
                 break
-    return log
-
-
-def _chunk_data(sources, targets, members, start, stop, length, shared, batched):
-    """The batches of steps ``start:stop``, padded to ``length`` steps, shaped for the program."""
-    if shared:
-        return (_pad(a[start:stop], length, 0) for a in (sources, targets))
-    if batched:
-        return (_pad(a[members, start:stop], length, 1) for a in (sources, targets))
-    return (_pad(a[members[0], start:stop], length, 0) for a in (sources, targets))
-
-
-def collect(log, n_runs: int):
-    """Per-run ``(losses, norms)`` arrays from the chunks that :func:`train_group` logged."""
-    losses = [np.zeros(0, np.float32) for _ in range(n_runs)]
-    norms = [np.zeros(0, np.float32) for _ in range(n_runs)]
-    for members, pieces in log:
-        for k, i in enumerate(members):
-            if pieces:
-                losses[i] = np.concatenate([p[0][k] for p in pieces])
-                norms[i] = np.concatenate([p[1][k] for p in pieces])
-    return losses, norms
+    return compile_seconds
 
 
 def cut_at_divergence(loss: np.ndarray, norm: np.ndarray):
@@ -172,18 +165,14 @@ def train(
     runs: Sequence[RunSpec] | None = None,
     device="auto",
     *,
-    batch_runs: bool = True,
-    parallel: bool = True,
     chunk_steps: int = DEFAULT_CHUNK,
     progress: Callable[[str, int, int, float], None] | None = None,
 ) -> StressResult:
-    """Train the runs (default: the article's three) and return their logs.
+    """Train the runs (default: the article's three) as one program and return their logs.
 
-    Runs are grouped by topology (Pre-LN, Post-LN); a group's runs share one compilation
-    and, with ``batch_runs``, one ``vmap``-ed program. With ``parallel`` the groups run in
-    threads, so their compilations (which release the GIL) overlap. ``progress(name,
-    step, steps, loss)`` is called after each chunk. Ctrl-C returns what was computed so
-    far (``interrupted``): each group stops after its current chunk.
+    ``progress(name, step, steps, loss)`` is called for each run after each chunk. Ctrl-C
+    (or a ``KeyboardInterrupt`` from ``progress``) returns what was computed so far,
+    marked ``interrupted``.
     """
     config = StressConfig() if config is None else config
     runs = tuple(default_runs(config) if runs is None else runs)
@@ -191,63 +180,23 @@ def train(
     started = time.perf_counter()
     sources, targets = make_batches(config)
     rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs])
-    groups = [[i for i, r in enumerate(runs) if r.pre_norm == pre] for pre in dict.fromkeys(r.pre_norm for r in runs)]
-    logs = [[] for _ in groups]
-    stop = threading.Event()
+    with jax.default_device(device):
+        inits = {pre: stacked_init(config, pre) for pre in dict.fromkeys(r.pre_norm for r in runs)}
 
-    def run_group(g):
-        members = groups[g]
+    def on_chunk(done, losses):
+        if progress is not None:
+            for run, loss in zip(runs, losses):
+                progress(run.name, done, config.steps, float(loss[-1]))
 
-        def on_chunk(local, done, losses):
-            if progress is not None:
-                for k, j in enumerate(local):
-                    progress(runs[members[j]].name, done, config.steps, float(losses[k][-1]))
-            if stop.is_set():
-                raise KeyboardInterrupt
-
-        with jax.default_device(device):
-            init = init_params(config, runs[members[0]].pre_norm)
-            train_group(config, runs[members[0]].pre_norm, [init] * len(members), sources, targets,
-                        rates[members], batched=batch_runs, chunk_steps=chunk_steps, on_chunk=on_chunk,
-                        log=logs[g])
-
-    interrupted = _run_all(run_group, len(groups), parallel, stop)
+    losses, norms, interrupted, compile_seconds = [], [], False, 0.0
+    try:
+        compile_seconds = _train_into(config, [r.pre_norm for r in runs], [inits[r.pre_norm] for r in runs],
+                                      sources, targets, rates, device, chunk_steps, on_chunk, losses, norms)
+    except KeyboardInterrupt:
+        interrupted = True
     results = []
-    for g, members in enumerate(groups):
-        losses, norms = collect(logs[g], len(members))
-        for k, i in enumerate(members):
-            loss, norm, diverged = cut_at_divergence(losses[k], norms[k])
-            results.append((i, RunResult(runs[i], loss, norm, rates[i, : len(loss)], diverged)))
-    results = [r for _, r in sorted(results, key=lambda pair: pair[0])]
+    for i, (run, loss, norm) in enumerate(zip(runs, _join(losses, len(runs)), _join(norms, len(runs)))):
+        loss, norm, diverged = cut_at_divergence(loss, norm)
+        results.append(RunResult(run, loss, norm, rates[i, : len(loss)], diverged))
     seconds = time.perf_counter() - started
-    return StressResult(config, describe_device(device), seconds, results, interrupted)
-
-
-def _run_all(job, count: int, parallel: bool, stop: threading.Event) -> bool:
-    """Run ``job(0..count-1)`` (in threads if ``parallel``); True if interrupted (Ctrl-C)."""
-    if not parallel or count == 1:
-        try:
-            for g in range(count):
-                job(g)
-        except KeyboardInterrupt:
-            return True
-        return False
-    interrupted = False
-    with ThreadPoolExecutor(count) as pool:
-        futures = [pool.submit(job, g) for g in range(count)]
-        for future in futures:
-            while True:
-                try:
-                    future.result(timeout=0.2)
-                    break
-                except FuturesTimeout:
-                    continue
-                except KeyboardInterrupt:
-                    interrupted = True
-                    stop.set()
-                    try:
-                        future.result()
-                    except KeyboardInterrupt:
-                        pass
-                    break
-    return interrupted
+    return StressResult(config, describe_device(device), seconds, results, interrupted, compile_seconds)

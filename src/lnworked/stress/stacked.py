@@ -1,0 +1,69 @@
+"""The stress test's model with its blocks stacked: one ``lax.scan`` over identical layers.
+
+:class:`~lnworked.stress.model.TinyLM` unrolls its ``L`` blocks (``block_0`` ...
+``block_{L-1}``), so the compiler sees ``L`` copies of the same code. Here the block
+parameters are stacked along a leading layer axis, ``theta[l] = block_l``, and the
+forward pass is
+
+    x_0 = E[tokens] + P,   x_{l+1} = Block(theta[l], x_l, p)  (one scanned body),
+    logits = W_out (p ? N_final(x_L) : x_L)
+
+with the placement ``p`` as data (:meth:`~lnworked.stress.model.Block.__call__`), so
+Pre-LN and Post-LN runs share one program. Post-LN has no final norm; its stacked tree
+carries an unused identity one (scale 1, bias 0), whose gradient is zero, so the global
+gradient norm and every used parameter's update are those of the unrolled model.
+Initial weights come from :func:`~lnworked.stress.model.init_params` (the article's
+parameter names and keys), then :func:`stack_params`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from lnworked.stress.config import StressConfig
+from lnworked.stress.model import NORM_LAYERS, Block, init_params
+
+__all__ = ["stack_params", "unstack_grads", "stacked_init", "make_logits"]
+
+
+def stack_params(params, config: StressConfig):
+    """``{embedding, position, blocks (leading layer axis), final_norm, output}`` from ``TinyLM`` parameters."""
+    blocks = [params[f"block_{i}"] for i in range(config.layers)]
+    stacked = {k: v for k, v in params.items() if not k.startswith("block_")}
+    stacked["blocks"] = jax.tree.map(lambda *leaves: jnp.stack(leaves), *blocks)
+    if "final_norm" not in stacked:  # Post-LN: an unused identity norm, so both placements share one tree
+        final = NORM_LAYERS[config.norm]()
+        stacked["final_norm"] = final.init(jax.random.PRNGKey(0), jnp.zeros((1, config.width)))["params"]
+    return stacked
+
+
+def unstack_grads(stacked, config: StressConfig):
+    """The inverse of :func:`stack_params` for the blocks: ``{block_i: ...}`` plus the other entries."""
+    out = {k: v for k, v in stacked.items() if k != "blocks"}
+    for i in range(config.layers):
+        out[f"block_{i}"] = jax.tree.map(lambda leaf: leaf[i], stacked["blocks"])
+    return out
+
+
+def stacked_init(config: StressConfig, pre_norm: bool):
+    """The article's initial weights (``PRNGKey(seed)``), stacked."""
+    return stack_params(init_params(config, pre_norm), config)
+
+
+def make_logits(config: StressConfig):
+    """``logits(params, tokens, pre_norm)`` of the stacked model; ``pre_norm`` a boolean (array)."""
+    block = Block(config.width, config.heads, True, config.norm)
+    final = NORM_LAYERS[config.norm]()
+
+    def logits(params, tokens, pre_norm):
+        x = jnp.take(params["embedding"]["embedding"], tokens, axis=0) + params["position"][:, : tokens.shape[1]]
+
+        def body(x, layer):
+            return block.apply({"params": layer}, x, pre_norm), None
+
+        x, _ = jax.lax.scan(body, x, params["blocks"])
+        x = jnp.where(pre_norm, final.apply({"params": params["final_norm"]}, x), x)
+        return x @ params["output"]["kernel"]
+
+    return logits
