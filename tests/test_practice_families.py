@@ -51,9 +51,10 @@ def independent(problem):
         jac = jax.jacfwd(lambda v: layer_norm(v, p["gamma"], eps=p["eps"]))(z)
         return float(np.linalg.norm(np.asarray(jac, float), 2))
     if name == "pre_ln_gradient_depth":
-        return float((1 + exact(p["a"])) ** p["layers"])
+        return float((1 + exact(p["slope"])) ** p["layers"])
     if name == "post_ln_gradient_depth":
-        per_layer = exact(p["per_layer"]) if "per_layer" in p else exact(p["norm_factor"]) * (1 + exact(p["a"]))
+        per_layer = (exact(p["per_layer"]) if "per_layer" in p
+                     else exact(p["norm_factor"]) * (1 + exact(p["slope"])))
         return float(per_layer ** p["layers"])
     if name == "depth_below_threshold":
         f, t = Fraction(str(p["per_layer"])), Fraction(str(p["threshold"]))
@@ -123,12 +124,13 @@ def test_why_stream_grows_quotes_sqrt_n():
 
 
 def test_identity_path_answer_is_pre_ln_by_autodiff():
-    """A scalar toy by jax.grad: Pre-LN block derivative 1 + a, Post-LN r (1 + a)."""
+    """A scalar toy by jax.grad, the norm as multiplication by r and the sublayer F(u) = s u:
+    Pre-LN x + F(N(x)) has derivative 1 + s r, Post-LN N(x + F(x)) has r (1 + s)."""
     for seed in SEEDS:
         problem = variant(seed, "ada", "identity_path")
-        a, r = problem.params["a"], problem.params["norm_factor"]
-        pre = float(jax.grad(lambda x: x + a * x)(1.0))
-        post = float(jax.grad(lambda x: r * (x + a * x))(1.0))
+        s, r = problem.params["slope"], problem.params["norm_factor"]
+        pre = float(jax.grad(lambda x: x + s * (r * x))(1.0))
+        post = float(jax.grad(lambda x: r * (x + s * x))(1.0))
         right = problem.answer.choices[problem.answer.value]
         assert right.startswith("Pre-LN")
         assert f"{pre:.5g}" in right

@@ -1,8 +1,14 @@
 """Conceptual multiple-choice families: which term is normalized, why the Pre-LN stream
-grows, which placement keeps the identity path of the gradient.
+grows, which placement keeps the identity term of the block Jacobian.
 
-The options are shuffled by the variant's generator; the numbers quoted in options come from
+Every right answer is true as stated, or the stem states the assumptions under which it is
+(the scalar toy; independent writes of fixed variance at initialisation). The options are
+shuffled by the variant's generator; the numbers quoted in options and solutions come from
 :mod:`lnworked.depth`.
+
+Notation as in ``book/notation.md``: depth :math:`L`, layer index :math:`\\ell`, the norm
+:math:`N(\\cdot)`, the per-layer gradient factor of the scalar toy :math:`a`; :math:`F'` is
+the derivative of a scalar sublayer.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 from lnworked.depth import gradient_factor, residual_std
 from lnworked.practice.problem import Answer, Problem, letter, number_tex
 
-__all__ = ["make_which_normalized", "make_why_stream_grows", "make_identity_path", "shuffled"]
+__all__ = ["make_which_normalized", "make_why_stream_grows", "make_identity_path", "shuffled",
+           "scalar_block_factors"]
 
-POST = "x_{\\ell+1} = \\mathrm{N}\\big(x_\\ell + F(x_\\ell)\\big)"
-PRE = "x_{\\ell+1} = x_\\ell + F\\big(\\mathrm{N}(x_\\ell)\\big)"
+POST = "x_{\\ell+1} = N\\big(x_\\ell + F(x_\\ell)\\big)"
+PRE = "x_{\\ell+1} = x_\\ell + F\\big(N(x_\\ell)\\big)"
 
 
 def shuffled(rng, right: str, wrong: list[str]) -> tuple[tuple[str, ...], int]:
@@ -22,6 +29,16 @@ def shuffled(rng, right: str, wrong: list[str]) -> tuple[tuple[str, ...], int]:
     order = rng.permutation(len(options))
     choices = tuple(options[i] for i in order)
     return choices, choices.index(right)
+
+
+def scalar_block_factors(slope: float, norm_factor: float) -> tuple[float, float]:
+    """The scalar toy's block derivatives ``(pre, post)`` for a sublayer slope ``F' = slope``
+    and a norm that multiplies what passes through it by ``r = norm_factor``:
+
+    * Pre-LN ``x + F(N(x))``: ``1 + F' r`` (the norm sits inside the branch);
+    * Post-LN ``N(x + F(x))``: ``r (1 + F')`` (the norm multiplies the identity too).
+    """
+    return 1.0 + slope * norm_factor, norm_factor * (1.0 + slope)
 
 
 def _choice_problem(family, title, stem, choices, index, why, params) -> Problem:
@@ -33,77 +50,102 @@ def make_which_normalized(rng) -> Problem:
     """Post-LN normalizes the sum ``x + F(x)``; Pre-LN normalizes only the branch's input copy."""
     placement = str(rng.choice(["post", "pre"]))
     sum_term = "the sum $x_\\ell + F(x_\\ell)$, so the stream itself is rescaled every layer"
-    copy_term = "only the copy of $x_\\ell$ that enters the sublayer; the stream $x_\\ell$ is added back unnormalized"
+    copy_term = ("only the copy of $x_\\ell$ that enters the sublayer; the stream $x_\\ell$ is "
+                 "added back unnormalized")
     output_term = "only the sublayer's output $F(\\cdot)$, before it is added"
     nothing = "nothing: a residual connection makes the norm unnecessary"
     right = sum_term if placement == "post" else copy_term
     wrong = [t for t in (sum_term, copy_term, output_term, nothing) if t != right]
     choices, index = shuffled(rng, right, wrong)
     name, update = ("Post-LN", POST) if placement == "post" else ("Pre-LN", PRE)
-    stem = f"In the **{name}** update\n\n$${update}$$\n\nwhich term does the norm $\\mathrm{{N}}$ act on?"
+    stem = f"In the **{name}** update\n\n$${update}$$\n\nwhich term does the norm $N$ act on?"
     why = (
         "Post-LN adds first and then normalizes, so the norm sits on the residual path itself."
         if placement == "post"
         else "Pre-LN normalizes inside the branch; the highway $x_\\ell$ bypasses the norm."
     )
+    why += (" (Normalizing only the sublayer's output, $x_\\ell + N(F(x_\\ell))$, is a third "
+            "placement, used by OLMo 2; it is not the update shown here.)")
     return _choice_problem("which_normalized", "Which term is normalized", stem, choices, index, why,
                            {"placement": placement})
 
 
 def make_why_stream_grows(rng) -> Problem:
-    """The Pre-LN stream grows because unnormalized independent additions add variances: std = sqrt(N v)."""
+    """The Pre-LN stream grows because no norm rescales the running sum; under independent writes
+    of fixed variance ``v = 1`` (as at initialisation) its standard deviation is ``sqrt(L)``."""
     additions = int(rng.choice([12, 24, 48, 96, 192]))
-    a = float(rng.choice([0.1, 0.2, 0.3]))
+    factor = float(rng.choice([1.1, 1.2, 1.3]))
     std = residual_std(additions, 1.0)
-    explode = gradient_factor(1.0 + a, additions)
+    explode = gradient_factor(factor, additions)
     right = (
-        "each block adds its branch output to a stream that no norm ever rescales; independent "
-        f"additions add variances, so after ${additions}$ unit-variance additions the standard "
-        f"deviation is $\\sqrt{{{additions}}} \\approx {number_tex(std)}$"
+        "no norm ever rescales the running sum: the norm acts only on the copy that enters each "
+        "sublayer, so every write stays in the stream; with independent writes of variance 1 the "
+        f"variances add, and after $L = {additions}$ writes the standard deviation is "
+        f"$\\sqrt{{{additions}}} \\approx {number_tex(std)}$"
     )
     wrong = [
         "the norm multiplies the stream by $\\gamma/\\sigma > 1$ in every layer",
-        f"each block multiplies the stream by $1 + {number_tex(a)}$, so it grows like "
-        f"$(1 + {number_tex(a)})^{{{additions}}} \\approx {number_tex(explode)}$",
+        f"each block multiplies the stream by ${number_tex(factor)}$, so it grows like "
+        f"${number_tex(factor)}^{{{additions}}} \\approx {number_tex(explode)}$",
         "the gradient of the identity path is larger than one, and the forward values follow it",
     ]
     choices, index = shuffled(rng, right, wrong)
     stem = (
-        f"A **Pre-LN** stack has ${additions}$ sublayers. Why does its residual stream grow in "
-        "magnitude with depth?"
+        f"A **Pre-LN** stack, $x_{{\\ell+1}} = x_\\ell + F_\\ell\\big(N(x_\\ell)\\big)$, has "
+        f"$L = {additions}$ blocks and starts from $x_0 = 0$. Assume, as at initialisation, that "
+        "the writes $F_\\ell(N(x_\\ell))$ are independent of each other, each with mean 0 and "
+        "variance 1 per feature. Why does the residual stream grow in magnitude with depth, "
+        "and how large is its standard deviation at the top?"
     )
     why = (
-        "The norm in Pre-LN only sees a copy of the stream, so nothing rescales the running sum; "
-        "the growth is additive ($\\sqrt N$ for the standard deviation), not multiplicative. "
-        "A final norm before the output head controls it."
+        "In Pre-LN the norm only sees a copy of the stream, so nothing rescales the running sum "
+        "$x_L = x_0 + \\sum_\\ell F_\\ell(N(x_\\ell))$: that is why it grows, under any assumptions. "
+        "How fast depends on the writes. Since $N$ removes the stream's scale before each sublayer, "
+        "a write does not grow in proportion to the stream, so the growth is additive, not a "
+        "product. With independent writes of fixed variance the variances add and the standard "
+        "deviation grows like $\\sqrt L$ (unbounded, but slowly). During training the writes "
+        "correlate and change size, and measured growth can be much faster than $\\sqrt L$. A "
+        "final norm rescales what the output head sees; it does not stop the growth inside the "
+        "stack, where each later write becomes small against the stream."
     )
     return _choice_problem("why_stream_grows", "Why the Pre-LN stream grows", stem, choices, index, why,
-                           {"additions": additions, "a": a})
+                           {"additions": additions, "factor": factor})
 
 
 def make_identity_path(rng) -> Problem:
-    """Only Pre-LN keeps the ``+ I`` of the residual add in the block Jacobian unscaled."""
-    a = float(rng.choice([0.1, 0.2, 0.3, 0.4]))
+    """Only Pre-LN keeps the ``I`` of the residual add as a bare term of the block Jacobian
+    ``I + J_F J_N``; Post-LN's ``J_N (I + J_F)`` scales it. The scalar toy's numbers come from
+    :func:`scalar_block_factors`."""
+    slope = float(rng.choice([0.1, 0.2, 0.3, 0.4]))
     r = float(rng.choice([0.4, 0.5, 0.6]))
+    pre, post = scalar_block_factors(slope, r)
     right = (
-        f"Pre-LN: $\\partial x_{{\\ell+1}}/\\partial x_\\ell = I + J_F J_N$, so with $dF/dx = {number_tex(a)}$ "
-        f"a scalar block passes $1 + {number_tex(a)} = {number_tex(1 + a)}$"
+        "Pre-LN: $\\partial x_{\\ell+1}/\\partial x_\\ell = I + J_F J_N$; in the toy a block "
+        f"passes $1 + {number_tex(slope)} \\times {number_tex(r)} = {number_tex(pre)}$"
     )
     wrong = [
         f"Post-LN: the norm after the add keeps the identity, so a block passes "
-        f"${number_tex(r)} + {number_tex(a)} = {number_tex(r + a)}$",
+        f"${number_tex(r)} + {number_tex(slope)} = {number_tex(r + slope)}$",
         "both: a residual connection always adds the identity to the Jacobian, wherever the norm sits",
         "neither: the norm's Jacobian multiplies every path in both placements",
     ]
     choices, index = shuffled(rng, right, wrong)
     stem = (
         "Which placement keeps the identity term (the “$+1$” of the residual add) of the block "
-        f"Jacobian unscaled? Take a scalar toy with $dF/dx = {number_tex(a)}$ and a norm factor "
+        "Jacobian $\\partial x_{\\ell+1}/\\partial x_\\ell$ as a bare, unscaled term? For the "
+        "numbers take the scalar toy (every Jacobian a number): the sublayer has slope "
+        f"$F' = {number_tex(slope)}$ and the norm multiplies what passes through it by "
         f"$\\gamma/\\sigma = {number_tex(r)}$."
     )
     why = (
-        f"In Post-LN the norm wraps the sum, so its factor multiplies the identity too: "
-        f"${number_tex(r)}(1 + {number_tex(a)}) = {number_tex(r * (1 + a))}$ per block."
+        f"In Pre-LN the norm sits inside the branch, so only the branch is scaled: "
+        f"$1 + F'\\,\\gamma/\\sigma = {number_tex(pre)}$. In Post-LN the norm wraps the sum, so its "
+        f"factor multiplies the identity too: $\\gamma/\\sigma\\,(1 + F') = "
+        f"{number_tex(r)}(1 + {number_tex(slope)}) = {number_tex(post)}$ per block.\n\n"
+        "What the bare identity does not guarantee: that a block passes a factor of at least 1. "
+        "In the toy a negative slope gives $1 + F'\\gamma/\\sigma < 1$, and for vectors "
+        "$I + J_F J_N$ is a matrix whose smallest singular value can be below 1 (the branch can "
+        "point against the identity)."
     )
-    return _choice_problem("identity_path", "Which placement keeps the identity path", stem, choices, index,
-                           why, {"a": a, "norm_factor": r})
+    return _choice_problem("identity_path", "Which placement keeps the identity term", stem, choices,
+                           index, why, {"slope": slope, "norm_factor": r})

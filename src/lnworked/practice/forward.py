@@ -66,9 +66,9 @@ def stats_steps(z, eps: float, name: str = "z") -> str:
         f"- Mean: $\\mu = {number_tex(mu)}$.\n"
         f"- Deviations: ${name} - \\mu = {vector_tex(z - mu)}$, variance "
         f"$\\sigma^2 = {number_tex(var)}$.\n"
-        f"- Denominator: $\\sqrt{{\\sigma^2 + \\epsilon}} = \\sqrt{{{number_tex(var)}{eps_part}}} "
+        f"- Denominator: $\\sqrt{{\\sigma^2 + \\varepsilon}} = \\sqrt{{{number_tex(var)}{eps_part}}} "
         f"= {number_tex(s)}$.\n"
-        f"- Normalized: $\\hat{{{name}}} = ({name} - \\mu)/\\sqrt{{\\sigma^2+\\epsilon}} = {vector_tex(x_hat)}$.\n"
+        f"- Normalized: $\\hat{{{name}}} = ({name} - \\mu)/\\sqrt{{\\sigma^2+\\varepsilon}} = {vector_tex(x_hat)}$.\n"
     )
 
 
@@ -82,9 +82,9 @@ def make_layer_norm_forward(rng) -> Problem:
     eps = float(rng.choice([0.0, 0.0, 0.25, 1.0]))
     out = layer_norm(np.array(x, float), np.array(gamma), np.array(beta), eps=eps)
     statement = (
-        f"Compute $\\mathrm{{LN}}(x) = \\gamma \\odot \\dfrac{{x - \\mu}}{{\\sqrt{{\\sigma^2 + \\epsilon}}}} + \\beta$ for "
+        f"Compute $\\mathrm{{LN}}(x) = \\gamma \\odot \\dfrac{{x - \\mu}}{{\\sqrt{{\\sigma^2 + \\varepsilon}}}} + \\beta$ for "
         f"$x = {tex_vec(x)}$ with $\\gamma = {tex_vec(gamma)}$, $\\beta = {tex_vec(beta)}$ and "
-        f"$\\epsilon = {number_tex(eps)}$. Keep the signs of the deviations. "
+        f"$\\varepsilon = {number_tex(eps)}$. Keep the signs of the deviations. "
         f"Answer with the vector of {D} entries."
     )
     solution = (
@@ -117,14 +117,14 @@ def make_post_ln_forward(rng) -> Problem:
     statement = (
         f"A vector $x = {tex_vec(x)}$ enters a **Post-LN** block, "
         f"$x_{{\\text{{out}}}} = \\mathrm{{LN}}(x + F(x))$, and the sublayer returns "
-        f"$F(x) = {tex_vec(f)}$. Use $\\gamma = 1$, $\\beta = 0$, $\\epsilon = {number_tex(eps)}$. "
+        f"$F(x) = {tex_vec(f)}$. Use $\\gamma = 1$, $\\beta = 0$, $\\varepsilon = {number_tex(eps)}$. "
         f"Compute $x_{{\\text{{out}}}}$."
     )
     solution = (
         f"- Post-LN adds first: $z = x + F(x) = {tex_vec(z)}$.\n"
         + stats_steps(z, eps, "z")
         + f"- With $\\gamma = 1, \\beta = 0$ that is the output: $x_{{\\text{{out}}}} = {vector_tex(out)}$ "
-        "(mean 0 and variance 1 up to $\\epsilon$, whatever the scale of $F$).\n"
+        "(mean 0 and variance 1 up to $\\varepsilon$, whatever the scale of $F$).\n"
     )
     return Problem(
         "post_ln_forward", "Post-LN forward pass", statement,
@@ -144,7 +144,7 @@ def make_pre_ln_forward(rng) -> Problem:
         f"A vector $x = {tex_vec(x)}$ enters a **Pre-LN** block, "
         f"$x_{{\\text{{out}}}} = x + F(\\mathrm{{LN}}(x))$, whose sublayer is "
         f"$F(u) = {affine_tex(a, b)}$ (a number added to a vector is added to every entry). "
-        f"Use $\\gamma = 1$, $\\beta = 0$, $\\epsilon = 0$. Compute $x_{{\\text{{out}}}}$."
+        f"Use $\\gamma = 1$, $\\beta = 0$, $\\varepsilon = 0$. Compute $x_{{\\text{{out}}}}$."
     )
     solution = (
         "- Pre-LN normalizes only the copy that enters the branch:\n"
@@ -175,13 +175,13 @@ def make_degenerate_eps(rng) -> Problem:
     statement = (
         f"All features of $x = {tex_vec(x)}$ are equal (a padding token, say). Compute "
         f"$\\mathrm{{LN}}(x)$ with $\\gamma = {number_tex(gamma)}$, $\\beta = {tex_vec(beta)}$ and "
-        f"$\\epsilon = {number_tex(eps)}$. (What would happen with $\\epsilon = 0$?)"
+        f"$\\varepsilon = {number_tex(eps)}$. (What would happen with $\\varepsilon = 0$?)"
     )
     solution = (
         stats_steps(x, eps, "x")
         + f"- Zero numerator over a positive denominator: $\\gamma \\cdot 0 + \\beta = {vector_tex(out)}$, "
         "so the output is exactly $\\beta$.\n"
-        f"- With $\\epsilon = 0$ the same computation {zero_eps}. Keep $\\epsilon > 0$.\n"
+        f"- With $\\varepsilon = 0$ the same computation {zero_eps}. Keep $\\varepsilon > 0$.\n"
     )
     return Problem(
         "degenerate_eps", "Degenerate input: all features equal", statement,
@@ -201,9 +201,9 @@ def make_final_norm_homogeneity(rng) -> Problem:
     ln_x = layer_norm(np.array(x, float), gamma, beta, eps=0.0)
     ln_neg = layer_norm(-np.array(x, float), gamma, beta, eps=0.0)
     statement = (
-        f"After many Pre-LN layers the residual stream is $y = {affine_tex(c, 0.0, 'x')}$ with "
-        f"$x = {tex_vec(x)}$. The final norm is a LayerNorm with $\\gamma = {number_tex(gamma)}$, "
-        f"$\\beta = {number_tex(beta)}$, $\\epsilon = 0$. Compute $\\mathrm{{LN}}(y)$. "
+        f"Suppose that after many Pre-LN layers the residual stream is a scaled copy of a vector: "
+        f"$y = {affine_tex(c, 0.0, 'x')}$ with $x = {tex_vec(x)}$. The final norm is a LayerNorm with $\\gamma = {number_tex(gamma)}$, "
+        f"$\\beta = {number_tex(beta)}$, $\\varepsilon = 0$. Compute $\\mathrm{{LN}}(y)$. "
         "(Do you need to multiply out $y$ first?)"
     )
     sign = "positive" if c > 0 else "negative"
@@ -217,7 +217,10 @@ def make_final_norm_homogeneity(rng) -> Problem:
         f"- The scale ${number_tex(c)}$ is {sign}; {rule}.\n"
         + stats_steps(x, 0.0, "x")
         + f"- $\\mathrm{{LN}}(x) = {vector_tex(ln_x)}$ and $\\mathrm{{LN}}(-x) = {vector_tex(ln_neg)}$.\n"
-        f"- Hence $\\mathrm{{LN}}(y) = {vector_tex(out)}$: the final norm removes the stream's growth.\n"
+        f"- Hence $\\mathrm{{LN}}(y) = {vector_tex(out)}$: the final norm removes the stream's "
+        "overall scale (exactly with $\\varepsilon = 0$, nearly once $\\sigma^2 \\gg \\varepsilon$), "
+        "so the output head sees the same size at any depth. It does not undo growth inside the "
+        "stack, and a sign flip still reaches the output.\n"
     )
     return Problem(
         "final_norm_homogeneity", "Zero-homogeneity of the final norm", statement,

@@ -2,7 +2,11 @@
 gradient factors over depth (Pre-LN and Post-LN), the depth at which a gradient falls
 below a threshold, and the growth of the Pre-LN residual stream.
 
-Answers come from :mod:`lnworked.norms` (Jacobians) and :mod:`lnworked.depth`.
+Answers come from :mod:`lnworked.norms` (Jacobians) and :mod:`lnworked.depth`. The depth
+families live in the *scalar toy* (every Jacobian a number, the same factor in every block);
+their stems say so, and their solutions say what fails outside the toy. Notation as in
+``book/notation.md``: depth :math:`L`, layer index :math:`\\ell`, per-layer factor :math:`a`,
+:math:`F'` the slope of a scalar sublayer, :math:`\\varepsilon`.
 """
 
 from __future__ import annotations
@@ -31,14 +35,16 @@ TINY_FLOOR = 1e-30
 def backward_scale(z, gamma: float, eps: float) -> float:
     """Largest factor by which LN's Jacobian at ``z`` scales a gradient: its spectral norm.
 
-    ``J = gamma (I - 1 1^T/d - x_hat x_hat^T/d) / s`` is ``gamma / s`` times an orthogonal
-    projector, so the spectral norm equals ``|gamma| / sqrt(var + eps)``.
+    ``J = gamma (I - 1 1^T/d - z_hat z_hat^T/d) / s`` with ``s = sqrt(var + eps)`` and
+    ``z_hat = (z - mu) / s``. The bracket has eigenvalue 0 along ``1``, ``eps / (var + eps)``
+    along ``z_hat`` and 1 on the other ``d - 2`` directions, so for ``d >= 3`` the spectral
+    norm equals ``|gamma| / sqrt(var + eps)``.
     """
     return float(np.linalg.norm(layer_norm_jacobian(np.asarray(z, float), gamma, eps=eps), 2))
 
 
 def make_post_ln_backward_scale(rng) -> Problem:
-    """Post-LN at init with a large sublayer output: backward factor ``gamma / sqrt(var + eps)``."""
+    """Post-LN with a large sublayer output: the norm's backward factor ``gamma / sqrt(var + eps)``."""
     size = float(rng.choice([20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]))
     signs = rng.permutation([1.0, 1.0, -1.0, -1.0])
     f = size * signs
@@ -48,19 +54,27 @@ def make_post_ln_backward_scale(rng) -> Problem:
     z = np.add(x, f)
     factor = backward_scale(z, gamma, eps)
     statement = (
-        f"At initialization a sublayer's output is large: $F(x) = {tex_vec(f)}$ for the stream "
+        f"Suppose a sublayer's output is large: $F(x) = {tex_vec(f)}$ for the stream "
         f"$x = {tex_vec(x)}$. The block is **Post-LN**, $\\mathrm{{LN}}(x + F(x))$, with "
-        f"$\\gamma = {number_tex(gamma)}$, $\\beta = 0$, $\\epsilon = 10^{{-5}}$. The Jacobian of LN "
-        "is $\\gamma/\\sqrt{\\sigma^2+\\epsilon}$ times a projection. By what factor (at most) does "
-        "the norm scale a gradient passing backward through it?"
+        f"$\\gamma = {number_tex(gamma)}$, $\\beta = 0$, $\\varepsilon = 10^{{-5}}$. The Jacobian "
+        "of LN is $\\gamma/\\sqrt{\\sigma^2+\\varepsilon}$ times a matrix whose eigenvalues are "
+        "0, $\\varepsilon/(\\sigma^2+\\varepsilon)$ and 1. By what factor (at most) does the norm "
+        "scale a gradient passing backward through it?"
     )
     solution = (
         f"- $z = x + F(x) = {tex_vec(z)}$.\n"
         + stats_steps(z, eps, "z")
-        + "- The Jacobian is $\\frac{\\gamma}{\\sqrt{\\sigma^2+\\epsilon}}(I - \\tfrac{1}{d}\\mathbf{1}\\mathbf{1}^\\top "
-        "- \\tfrac{1}{d}\\hat z \\hat z^\\top)$, and the bracket is a projection (eigenvalues 0 and 1).\n"
-        f"- Backward factor $\\gamma/\\sqrt{{\\sigma^2+\\epsilon}} = {number_tex(factor)}$ "
-        "(the spectral norm of the library's Jacobian): the larger $F$, the smaller the gradient.\n"
+        + "- The Jacobian is $\\frac{\\gamma}{\\sqrt{\\sigma^2+\\varepsilon}}(I - "
+        "\\tfrac{1}{d}\\mathbf{1}\\mathbf{1}^\\top - \\tfrac{1}{d}\\hat z \\hat z^\\top)$; the bracket "
+        "has eigenvalue 0 along $\\mathbf{1}$, $\\varepsilon/(\\sigma^2+\\varepsilon) \\approx 0$ "
+        "along $\\hat z$ and 1 on the other $d - 2$ directions.\n"
+        f"- Backward factor $\\gamma/\\sqrt{{\\sigma^2+\\varepsilon}} = {number_tex(factor)}$ "
+        "(the spectral norm of the library's Jacobian): the larger the spread of $z$, the more "
+        "the norm shrinks the gradient.\n"
+        "- This is the norm's factor alone; the whole block's Jacobian is $J_N(I + J_F)$. An "
+        "output this large is the source text's premise, not what a standard initialisation "
+        "gives, and this factor is not the reason the literature gives for Post-LN's warmup "
+        "(see the book's errata page).\n"
     )
     return Problem(
         "post_ln_backward_scale", "Post-LN backward factor for a large sublayer output", statement,
@@ -69,95 +83,125 @@ def make_post_ln_backward_scale(rng) -> Problem:
 
 
 def make_pre_ln_gradient_depth(rng) -> Problem:
-    """Pre-LN scalar toy: per-layer derivative ``1 + a``, over ``L`` layers ``(1 + a)^L``."""
-    a = float(rng.choice(np.round(np.arange(0.05, 0.55, 0.05), 2)))
+    """Pre-LN scalar toy with slope ``F' >= 0``: per-layer factor ``a = 1 + F'``, over ``L``
+    layers ``a^L``; the solution contrasts ``(1 - F')^L`` for the negative slope."""
+    slope = float(rng.choice(np.round(np.arange(0.05, 0.55, 0.05), 2)))
     layers = int(rng.integers(2, 25))
-    per_layer = 1.0 + a
+    per_layer = 1.0 + slope
     total = gradient_factor(per_layer, layers)
+    negative = gradient_factor(1.0 - slope, layers)
     statement = (
-        f"In a scalar toy **Pre-LN** stack each block is $x_{{\\ell+1}} = x_\\ell + F(x_\\ell)$ with "
-        f"$dF/dx_\\ell = {number_tex(a)}$ (the norm's factor is inside $F$). What factor multiplies "
-        f"the gradient between the output and the input of ${layers}$ such blocks?"
+        "In the **scalar toy** (every Jacobian is a number) a **Pre-LN** block is "
+        "$x_{\\ell+1} = x_\\ell + F(N(x_\\ell))$. Take the whole branch $x \\mapsto F(N(x))$ to "
+        f"have the same slope $F' = {number_tex(slope)} \\ge 0$ in every block (the toy's "
+        "assumptions). What factor multiplies the gradient between the output and the input "
+        f"of $L = {layers}$ such blocks?"
     )
     solution = (
-        f"- One block: $\\dfrac{{dx_{{\\ell+1}}}}{{dx_\\ell}} = 1 + {number_tex(a)} = {number_tex(per_layer)}$; "
-        "the $1$ is the identity path and cannot be multiplied away.\n"
-        f"- ${layers}$ blocks multiply: ${number_tex(per_layer)}^{{{layers}}} = {number_tex(total)}$.\n"
+        f"- One block: $a = \\dfrac{{dx_{{\\ell+1}}}}{{dx_\\ell}} = 1 + F' = 1 + {number_tex(slope)} "
+        f"= {number_tex(per_layer)}$; the $1$ is the identity path.\n"
+        f"- $L = {layers}$ blocks multiply: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+        f"{number_tex(total)}$.\n"
+        "- The factor is at least 1 here only because $F' \\ge 0$. With slope "
+        f"$-{number_tex(slope)}$ the same toy gives ${number_tex(1.0 - slope)}^{{{layers}}} = "
+        f"{number_tex(negative)}$, and for vectors the block Jacobian $I + J_F J_N$ is a matrix "
+        "whose smallest singular value can be below 1: the identity term survives, but it does "
+        "not make the gradient at least as large as it was.\n"
     )
     return Problem(
-        "pre_ln_gradient_depth", "Pre-LN gradient factor over depth", statement,
-        Answer("number", total), solution, {"a": a, "layers": layers},
+        "pre_ln_gradient_depth", "Pre-LN gradient factor over depth (scalar toy)", statement,
+        Answer("number", total), solution, {"slope": slope, "layers": layers},
     )
+
+
+_OUTSIDE_THE_TOY = (
+    "- Outside the toy the factor is neither steady nor necessarily below 1: a LayerNorm "
+    "divides the gradient by its input's spread, which shrinks it only when $\\sigma > \\gamma$, "
+    "and $I + J_F$ multiplies back; the book's random matrix stack (chapter 3) does not follow "
+    "$a^L$.\n"
+)
 
 
 def make_post_ln_gradient_depth(rng) -> Problem:
-    """Post-LN: per-layer factor ``r (1 + a)`` with ``r = gamma / sigma``; over ``L`` layers ``(r (1 + a))^L``."""
+    """Post-LN scalar toy: the same per-layer factor ``a`` in every block (given, or
+    ``a = r (1 + F')`` with ``r = gamma / sigma``); over ``L`` layers ``a^L``."""
     layers = int(rng.integers(6, 49))
     if rng.random() < 1 / 3:
         per_layer = float(rng.choice(np.round(np.arange(0.5, 0.96, 0.05), 2)))
         total = gradient_factor(per_layer, layers)
         statement = (
-            f"Each layer of a **Post-LN** stack shrinks the backward gradient by a factor "
-            f"${number_tex(per_layer)}$. What is the gradient scale reaching the input of a "
-            f"${layers}$-layer stack, for a gradient of $1$ at the output?"
+            "In the **scalar toy**, suppose every layer of a **Post-LN** stack multiplies the "
+            f"backward gradient by the same factor $a = {number_tex(per_layer)}$ (a steady factor "
+            "is the toy's assumption). What is the gradient scale reaching the input of "
+            f"$L = {layers}$ layers, for a gradient of $1$ at the output?"
         )
         solution = (
-            f"- The factors multiply: ${number_tex(per_layer)}^{{{layers}}} = {number_tex(total)}$.\n"
+            f"- The factors multiply: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+            f"{number_tex(total)}$.\n" + _OUTSIDE_THE_TOY
         )
         params = {"per_layer": per_layer, "layers": layers}
     else:
         while True:
             r = float(rng.choice(np.round(np.arange(0.4, 0.95, 0.05), 2)))
-            a = float(rng.choice(np.round(np.arange(0.0, 0.55, 0.1), 2)))
-            per_layer = r * (1.0 + a)
+            slope = float(rng.choice(np.round(np.arange(0.0, 0.55, 0.1), 2)))
+            per_layer = r * (1.0 + slope)
             if 0.5 <= per_layer <= 0.95:
                 break
         total = gradient_factor(per_layer, layers)
         statement = (
-            f"In a scalar toy **Post-LN** stack each block is $x_{{\\ell+1}} = \\mathrm{{N}}(x_\\ell + F(x_\\ell))$ "
-            f"with $dF/dx_\\ell = {number_tex(a)}$, and the norm scales what passes through it by "
-            f"$\\gamma/\\sigma = {number_tex(r)}$. What factor multiplies the gradient between the output "
-            f"and the input of ${layers}$ blocks?"
+            "In the **scalar toy** (every Jacobian is a number) each **Post-LN** block is "
+            "$x_{\\ell+1} = N(x_\\ell + F(x_\\ell))$. Suppose every block has the same sublayer "
+            f"slope $F' = {number_tex(slope)}$ and a norm that multiplies what passes through it "
+            f"by the same $\\gamma/\\sigma = {number_tex(r)}$ (the toy's assumptions). What factor "
+            f"multiplies the gradient between the output and the input of $L = {layers}$ blocks?"
         )
         solution = (
-            f"- One block: the norm wraps the whole sum, so its factor multiplies the identity path too: "
-            f"${number_tex(r)} \\times (1 + {number_tex(a)}) = {number_tex(per_layer)}$.\n"
-            f"- ${layers}$ blocks: ${number_tex(per_layer)}^{{{layers}}} = {number_tex(total)}$, "
-            "vanishing with depth because the per-layer factor is below 1.\n"
+            "- One block: the norm wraps the whole sum, so its factor multiplies the identity "
+            f"path too: $a = {number_tex(r)} \\times (1 + {number_tex(slope)}) = "
+            f"{number_tex(per_layer)}$.\n"
+            f"- $L = {layers}$ blocks: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+            f"{number_tex(total)}$; in this toy it vanishes with depth because the same factor "
+            "below 1 repeats in every block.\n" + _OUTSIDE_THE_TOY
         )
-        params = {"norm_factor": r, "a": a, "layers": layers}
+        params = {"norm_factor": r, "slope": slope, "layers": layers}
     return Problem(
-        "post_ln_gradient_depth", "Post-LN gradient factor over depth", statement,
+        "post_ln_gradient_depth", "Post-LN gradient factor over depth (scalar toy)", statement,
         Answer("number", total, abs=TINY_FLOOR), solution, params,
     )
 
 
 def make_depth_below_threshold(rng) -> Problem:
-    """Smallest ``L`` with ``f^L < t``: ``floor(log t / log f) + 1``."""
+    """Scalar toy with a steady factor ``a``: smallest ``L`` with ``a^L < t``,
+    ``floor(log t / log a) + 1``."""
     f = float(rng.choice(np.round(np.arange(0.5, 0.96, 0.05), 2)))
     exponent = int(rng.choice([1, 2, 3, 4, 6]))
     t = 10.0 ** (-exponent)
     depth = depth_below(f, t)
+    previous = number_tex(gradient_factor(f, depth - 1)) if depth > 1 else "1"
     statement = (
-        f"Each **Post-LN** layer multiplies the backward gradient by ${number_tex(f)}$. "
-        f"What is the smallest number of layers $L$ for which the gradient reaching the input "
-        f"is below $10^{{-{exponent}}}$ of its value at the output? (An integer.)"
+        "In the **scalar toy**, suppose every **Post-LN** layer multiplies the backward gradient "
+        f"by the same factor $a = {number_tex(f)}$. What is the smallest number of layers $L$ for "
+        f"which the gradient reaching the input is below $10^{{-{exponent}}}$ of its value at the "
+        "output? (An integer.)"
     )
     solution = (
         f"- We need ${number_tex(f)}^L < 10^{{-{exponent}}}$, i.e. "
-        f"$L > \\dfrac{{\\ln 10^{{-{exponent}}}}}{{\\ln {number_tex(f)}}} = {number_tex(np.log(t) / np.log(f))}$.\n"
+        f"$L > \\dfrac{{\\ln 10^{{-{exponent}}}}}{{\\ln {number_tex(f)}}} = "
+        f"{number_tex(np.log(t) / np.log(f))}$.\n"
         f"- The smallest such integer is $L = {depth}$: "
-        f"${number_tex(f)}^{{{depth - 1}}} = {number_tex(gradient_factor(f, depth - 1)) if depth > 1 else '1'}$ "
-        f"is not below the threshold, ${number_tex(f)}^{{{depth}}} = {number_tex(gradient_factor(f, depth))}$ is.\n"
+        f"${number_tex(f)}^{{{depth - 1}}} = {previous}$ is not below the threshold, "
+        f"${number_tex(f)}^{{{depth}}} = {number_tex(gradient_factor(f, depth))}$ is.\n"
+        "- This depth belongs to the toy's steady factor; a real stack's factor varies from "
+        "layer to layer (chapter 3 measures one).\n"
     )
     return Problem(
-        "depth_below_threshold", "Depth at which the gradient falls below a threshold", statement,
+        "depth_below_threshold", "Depth at which the toy's gradient falls below a threshold", statement,
         Answer("number", float(depth), rel=0.0, abs=1e-9), solution, {"per_layer": f, "threshold": t},
     )
 
 
 def make_residual_growth(rng) -> Problem:
-    """Pre-LN stream after ``N`` independent additions of variance ``v``: std ``sqrt(Var(x_0) + N v)``."""
+    """Pre-LN stream after ``L`` independent writes of variance ``v``: std ``sqrt(Var(x_0) + L v)``."""
     additions = int(rng.integers(2, 201))
     v = float(rng.choice([0.25, 0.5, 1.0, 2.0, 4.0]))
     v0 = float(rng.choice([0.0, 0.0, 1.0]))
@@ -165,18 +209,22 @@ def make_residual_growth(rng) -> Problem:
     std = residual_std(additions, v, v0)
     start = "starts at zero" if v0 == 0 else f"starts with variance ${number_tex(v0)}$"
     statement = (
-        f"In a **Pre-LN** stack the residual stream {start}, and each of ${additions}$ sublayers adds "
-        f"an independent branch output of variance ${number_tex(v)}$. What is the standard deviation "
-        "of the stream at the top?"
+        f"In a **Pre-LN** stack the residual stream {start}, and each of $L = {additions}$ "
+        f"sublayers adds a write of variance $v = {number_tex(v)}$, independent of the stream and "
+        "of the other writes (as at initialisation). What is the standard deviation of the "
+        "stream at the top?"
     )
     solution = (
-        "- The stream is never normalized, and variances of independent sums add: "
-        "$\\mathrm{Var}(x_N) = \\mathrm{Var}(x_0) + N v$.\n"
-        f"- $\\mathrm{{Var}}(x_N) = {number_tex(v0)} + {additions} \\times {number_tex(v)} = {number_tex(var)}$.\n"
-        f"- Standard deviation $\\sqrt{{{number_tex(var)}}} = {number_tex(std)}$: growth like $\\sqrt N$, "
-        "not exponential.\n"
+        "- The stream is never normalized, and variances of independent terms add: "
+        "$\\mathrm{Var}(x_L) = \\mathrm{Var}(x_0) + L v$.\n"
+        f"- $\\mathrm{{Var}}(x_L) = {number_tex(v0)} + {additions} \\times {number_tex(v)} = "
+        f"{number_tex(var)}$.\n"
+        f"- Standard deviation $\\sqrt{{{number_tex(var)}}} = {number_tex(std)}$: growth like "
+        "$\\sqrt L$ under these assumptions, unbounded but not exponential. During training the "
+        "writes correlate and change size, and the stream can grow much faster.\n"
     )
     return Problem(
         "residual_growth", "Growth of the Pre-LN residual stream", statement,
-        Answer("number", std), solution, {"additions": additions, "branch_variance": v, "initial_variance": v0},
+        Answer("number", std), solution,
+        {"additions": additions, "branch_variance": v, "initial_variance": v0},
     )
