@@ -31,23 +31,83 @@ def notebook():
 def test_chapter_is_committed_clean(notebook):
     nbformat.validate(notebook)
     assert notebook.metadata.kernelspec.name == "python3"
-    first, second = notebook.cells[:2]
+    first, title, setup = notebook.cells[:3]
     assert first.cell_type == "code" and "remove-cell" in first.metadata.get("tags", [])
     assert first.source == "# colab-install (filled in by tools/sync_notebooks.py)" or "pip" in first.source
-    assert second.cell_type == "code" and "import" in second.source
+    # the title comes first on the page, then what the page is for; the imports are hidden
+    assert title.cell_type == "markdown" and title.source.startswith("# Practice problems")
+    assert ":class: goals" in title.source and ":class: prerequisites" in title.source
+    assert setup.cell_type == "code" and "import" in setup.source
+    assert "remove-cell" in setup.metadata.get("tags", [])
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
+
+
+def test_code_cells_are_hidden_plumbing_with_short_lines(notebook):
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        if "glue(" in cell.source or cell.source.lstrip().startswith(("from ", "import ")):
+            assert "remove-cell" in tags, cell.source[:60]
+        assert "remove-cell" in tags or "remove-input" in tags, cell.source[:60]
+        if cell is not notebook.cells[0]:  # the install cell is managed by tools/sync_notebooks.py
+            assert all(len(line) < 80 for line in cell.source.splitlines()), cell.source[:60]
 
 
 def test_every_family_is_an_exercise_with_a_collapsed_solution(notebook):
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     for name in FAMILIES:
         label = f"ex-{name.replace('_', '-')}"
-        assert re.search(rf"::::{{exercise}}[^\n]*\n:label: {label}\n\n```{{glue:md}} {name}-statement", markdown)
+        assert re.search(rf"::::{{exercise}}[^\n]*\n:label: {label}\n\n\(Practises [^\n]*\)\n\n"
+                         rf"```{{glue:md}} {name}-statement", markdown), name
         assert re.search(
             rf"::::{{solution}} {label}\n:class: dropdown\n\n```{{glue:md}} {name}-solution", markdown
         )
+
+
+def chapter_labels() -> set[str]:
+    """The MyST labels ``(chN-...)=`` of the chapter notebooks."""
+    found = set()
+    for path in sorted((ROOT / "book" / "chapters").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                found.update(re.findall(r"^\((ch[0-9]-[a-z0-9-]+)\)=", cell.source, re.M))
+    return found
+
+
+def exercise_blocks(notebook) -> dict[str, str]:
+    markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    blocks = re.findall(r"::::{exercise}[^\n]*\n:label: ex-([a-z-]+)\n(.*?)\n::::", markdown, re.S)
+    return {label.replace("-", "_"): body for label, body in blocks}
+
+
+def test_every_family_links_to_the_section_that_teaches_it(notebook):
+    """Issue 12, point 7: each problem links to an existing chapter section (not a solution)."""
+    labels = chapter_labels()
+    blocks = exercise_blocks(notebook)
+    assert set(blocks) == set(FAMILIES)
+    for name, body in blocks.items():
+        refs = re.findall(r"{ref}`([^`]+)`", body.split("```{glue:md}")[0])
+        sections = [r for r in refs if re.match(r"ch[1-6]-", r)]
+        assert sections, f"{name} links to no chapter section"
+        missing = [r for r in sections if r not in labels]
+        assert not missing, f"{name} links to labels no chapter defines: {missing}"
+
+
+def test_erratum_links_name_real_conceptual_errata(notebook):
+    from lnworked.conceptual_errata import conceptual_errata
+
+    anchors = {record.anchor for record in conceptual_errata()}
+    used = set()
+    for name, body in exercise_blocks(notebook).items():
+        for ref in re.findall(r"{ref}`(concept-[^`]+)`", body):
+            assert ref in anchors, (name, ref)
+            used.add(ref)
+    # the topics the source texts get wrong are linked from the problems that practise them
+    for ref in ("concept-004-ex5-highway", "concept-004-ex6-bounded", "concept-004-ex7-toy-depth"):
+        assert ref in used, ref
 
 
 def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monkeypatch):
