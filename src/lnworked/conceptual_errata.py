@@ -194,11 +194,14 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "gradients at the input are not the reason they give.",
           cites=("xiong2020layer", "liu2020admin")), None),
     (dict(id="001-deep-post-ln", title='Deep Post-LN does train, with residual scaling', source="001", verdict="misleading", chapter="chapters/06_wider_family",
+          section="ch6-deepnorm",
           quote="[Moving the norm] is the difference between a 100-layer transformer training smoothly and one that "
                 "barely trains at all without extremely careful, slow learning-rate warmup.",
-          truth="True of plain Post-LN at the usual initialisation. With residual scaling Post-LN trains at "
-                "great depth: Admin (Liu et al., 2020) and DeepNorm (Wang et al., 2022, up to 1,000 layers) "
-                "keep the norm after the add.",
+          truth="Plain Post-LN at the usual initialisation is indeed hard to train deep, but the placement is not "
+                "the whole story: with residual scaling at initialisation, Post-LN-style blocks train far deeper. "
+                "Admin (Liu et al., 2020) rescales the residual branch to stabilise deep Post-LN training, and "
+                "DeepNorm (Wang et al., 2022) keeps the norm after the add and trains models of up to 1,000 "
+                "layers.",
           cites=("liu2020admin", "wang2022deepnet")), None),
     (dict(id="004-ex4-warmup", title="Ex 4's 1/100 is not why Post-LN needs warmup", source="004", verdict="misleading", chapter="chapters/04_forward_scale",
           quote="The backward Jacobian now carries a factor γ/(σ² + ε) ≈ 1/100, shrinking gradients by 100× … This "

@@ -27,10 +27,11 @@ DeepNorm constants (Wang et al. 2022, Fig. 2 / Table 1; the same numbers are in 
 authors' ``torchscale`` code): for an N-layer encoder-only (or M-layer decoder-only) model,
 ``alpha = (2N)^(1/4)`` and the sublayer weights (FFN ``fc1``/``fc2``, attention ``v_proj`` and
 ``out_proj``) are initialised Xavier-normal and then multiplied by ``beta = (8N)^(-1/4)``.
-Every entry of the paper's table has the form ``alpha = S^(1/4)``, ``beta = (4S)^(-1/4)`` with
-``S`` the number of residual sublayers (``2N`` for encoder-only or decoder-only, ``3M`` for
-the decoder of an encoder-decoder model); :func:`deepnorm_constants` takes
-``sublayers_per_layer`` for that reason. Our toy stack has **one** MLP sublayer per layer, so
+The encoder-only, decoder-only and encoder-decoder *decoder* entries of the paper's table have
+the form ``alpha = S^(1/4)``, ``beta = (4S)^(-1/4)`` with ``S`` the number of residual
+sublayers (``2N``, or ``3M`` for that decoder); the encoder of an encoder-decoder model has
+other constants (``alpha = 0.81 (N^4 M)^(1/16)``), which this module does not model.
+:func:`deepnorm_constants` takes ``sublayers_per_layer`` for the ``S^(1/4)`` cases. Our toy stack has **one** MLP sublayer per layer, so
 it uses ``S = L``: ``alpha = L^(1/4)``, ``beta = (4L)^(-1/4)`` (our reading of the table, not a
 number the paper prints for an MLP-only stack).
 

@@ -320,9 +320,9 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     if final:
         left.annotate("head sees $N_{final}(x_L)$", (layers, 1.0), xytext=(-10, 14), textcoords="offset points",
                       ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
-    _labels(left, "layer $l$", "RMS of the residual stream $x_l$")
+    _labels(left, "layer $\\ell$", "RMS of the residual stream $x_\\ell$")
     _title(left, f"Forward: stream size ($d = {width}$, seed {seed})")
-    _labels(right, "depth $l$ of the readout", "$\\|\\partial (w \\cdot y_l) / \\partial x_0\\|$ (log scale)")
+    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\|$ (log scale)")
     _title(right, "Backward: gradient reaching the input")
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT["legend"], frameon=False)
     return fig
