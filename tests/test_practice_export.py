@@ -1,9 +1,10 @@
 """`lnworked practice make/check/list`: handouts (Markdown, HTML, PDF), keys, Moodle XML, GIFT
 (also read by the independent parser gift-pegjs), Canvas QTI, grading, bad arguments.
 
-One 30-student ``make`` (module fixture) is timed and checked; it needs headless Chromium
+One 30-student ``make`` (module fixture) is checked; it needs headless Chromium
 for the PDFs (skipped naming it when missing, failing under ``CI=true``) and node with the
-npm package gift-pegjs under ``.tools/gift-pegjs`` (installed by ``.ci/run``).
+npm package gift-pegjs under ``.tools/gift-pegjs`` (installed by ``.ci/run``). Its speed is
+measured, not asserted: ``benchmarks/practice_make.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -56,10 +56,8 @@ def made(tmp_path_factory):
             pytest.fail(message)
         pytest.skip(message)
     printed = io.StringIO()
-    start = time.perf_counter()
     with contextlib.redirect_stdout(printed):
         assert main(["practice", "make", "--roster", str(roster), "--seed", str(SEED), "--out", str(out)]) == 0
-    MADE["seconds"] = time.perf_counter() - start
     MADE["printed"] = printed.getvalue()
     return root, out, students
 
@@ -86,7 +84,7 @@ def distinct_questions(key) -> int:
     return count
 
 
-def test_make_is_fast_and_prints_counts_per_format(made):
+def test_make_prints_counts_per_format(made):
     _, out, _ = made
     printed = MADE["printed"]
     n = distinct_questions(key_of(out))
@@ -95,7 +93,6 @@ def test_make_is_fast_and_prints_counts_per_format(made):
     assert f"key.json ({N_STUDENTS * len(FAMILIES)} answers)" in printed
     assert f"gift.txt ({n} questions), canvas-qti.zip ({n} QTI items)" in printed
     assert f"PDF: {N_STUDENTS} handouts, all-handouts.pdf ({N_STUDENTS} students" in printed
-    assert MADE["seconds"] < 60, f"practice make took {MADE['seconds']:.1f} s for {N_STUDENTS} students"
 
 
 def test_thirty_different_handouts(made):
