@@ -10,7 +10,7 @@ Three explorers, each one call for a chapter (``display(depth_explorer())``):
   Post-LN ``f^L`` for a per-layer factor ``f`` against Pre-LN ``(1 + a)^L`` for a branch
   term ``a`` (log scale), and the depth at which Post-LN falls under 0.01.
 - :func:`residual_explorer` — the Pre-LN residual stream after ``N`` independent
-  additions of branch variance ``v``: ``Var = N v`` and ``std = sqrt(N v)``.
+  additions of branch variance ``v``: ``Var = L v`` and ``std = sqrt(L v)``.
 
 One spec per explorer
     Each explorer is an :class:`Explorer` (:data:`EXPLORERS`): its controls
@@ -66,7 +66,7 @@ DOM contract of the static form (the browser tests rely on it)
       data-param=<name>>``; the layer-norm explorer also echoes the vector as ``x``.
     - Plot: ``<svg class="lnw-plot">``, redrawn on every ``input`` event; lines are
       ``<path class="lnw-line" data-series=...>``, bars ``<rect class="lnw-bar"
-      data-series=...>``, the marker of the current depth / N is ``line.lnw-marker``.
+      data-series=...>``, the marker of the current depth L is ``line.lnw-marker``.
     - Data: ``<script type="application/json" class="lnw-data">`` (the grid, with the
       spec's ``series`` and each slider's echo texts under ``labels``).
 
@@ -188,7 +188,7 @@ def depth_readouts(post_factor: float, branch: float, depth: int, threshold: flo
 
 
 def residual_readouts(n: int, branch_variance: float) -> dict:
-    """Readouts of the residual explorer: ``Var(x_N) = N v`` and ``std = sqrt(N v)``."""
+    """Readouts of the residual explorer: ``Var(x_L) = L v`` and ``std = sqrt(L v)``."""
     return {
         "variance": format_readout(residual_variance(n, branch_variance)),
         "std": format_readout(residual_std(n, branch_variance)),
@@ -493,8 +493,8 @@ def _residual_readouts(values: dict) -> dict:
 
 
 def _residual_table(readouts: dict) -> str:
-    return _rows_table((("Var(x_N) = N v", "variance", readouts["variance"]),
-                        ("std(x_N) = √(N v)", "std", readouts["std"])))
+    return _rows_table((("Var(x_L) = L v", "variance", readouts["variance"]),
+                        ("std(x_L) = √(L v)", "std", readouts["std"])))
 
 
 def _residual_y_max(spec: Explorer) -> int:
@@ -512,11 +512,11 @@ def _residual_draw(ax, values: dict, spec: Explorer):
     ax.axvline(values["n"], color=PALETTE["seed"], ls="--", lw=0.8)
     ax.set_ylim(0, _residual_y_max(spec))
     ax.set_xlabel("N (additions to the residual stream)")
-    ax.set_ylabel("std(x_N)")
+    ax.set_ylabel("std(x_L)")
 
 
 def _residual_grid(spec: Explorer) -> dict:
-    """``variance[v][N-1] = N v`` and ``std[v][N-1] = sqrt(N v)`` for every branch variance ``v``."""
+    """``variance[v][L-1] = L v`` and ``std[v][L-1] = sqrt(L v)`` for every branch variance ``v``."""
     ns = spec.control("n").values
     variances = spec.control("branch_variance").values
     return {
@@ -530,15 +530,16 @@ def _residual_grid(spec: Explorer) -> dict:
 RESIDUAL = Explorer(
     kind="residual",
     caption=(
-        "The Pre-LN residual stream after N independent additions of branch outputs with variance v "
-        "(starting from 0): Var(x_N) = N v, so its standard deviation grows like √N."
+        "The Pre-LN residual stream after L independent additions of branch outputs with variance v "
+        "(starting from 0): Var(x_L) = L v, so its standard deviation grows like √L (independent "
+        "writes of fixed variance, as at initialisation)."
     ),
-    aria="Line of the residual stream's standard deviation over N, the current N marked",
+    aria="Line of the residual stream's standard deviation over L, the current L marked",
     controls=(
-        Slider("n", "N", 1, 256, 1, 24),
+        Slider("n", "L", 1, 256, 1, 24),
         Choice("branch_variance", "branch variance v", tuple((v, _key(v)) for v in (0.25, 0.5, 1.0, 2.0, 4.0)), 1.0),
     ),
-    series=(Series("std", "std of the stream, √(N v)", PALETTE["pre"]),),
+    series=(Series("std", "std of the stream, √(L v)", PALETTE["pre"]),),
     readouts=_residual_readouts,
     grid=lambda: _residual_grid(RESIDUAL),
     table=_residual_table,
@@ -705,5 +706,5 @@ def depth_explorer():
 
 
 def residual_explorer():
-    """Pre-LN residual-stream growth: ``Var = N v``, ``std = sqrt(N v)``, over N."""
+    """Pre-LN residual-stream growth: ``Var = L v``, ``std = sqrt(L v)``, over L."""
     return _explorer(RESIDUAL)

@@ -130,7 +130,7 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     n = np.arange(1, max_additions + 1)
     analytic = np.array([residual_std(int(k), branch_variance) for k in n])
     ax.plot(n, analytic, color=PALETTE["pre"], linewidth=2.4, gid="pre-analytic",
-            label="Pre-LN stream, $\\sqrt{N v}$")
+            label="Pre-LN stream, $\\sqrt{L v}$")
     points = np.unique(np.linspace(1, max_additions, min(12, max_additions)).round().astype(int))
     monte_carlo = np.sqrt([residual_variance_monte_carlo(int(k), branch_variance, samples, seed) for k in points])
     ax.plot(points, monte_carlo, "o", color=PALETTE["highway"], markersize=7, gid="pre-monte-carlo",
@@ -139,8 +139,8 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     ax.plot(n, post, color=PALETTE["post"], linewidth=2.4, gid="post", label="Post-LN stream, LN(x + h)")
     ax.set_xlim(0, max_additions + 1)
     ax.set_ylim(0, analytic.max() * 1.1)
-    _labels(ax, "additions $N$", "std of the residual stream")
-    _title(ax, f"Residual stream after $N$ additions of variance $v = {format_value(branch_variance)}$")
+    _labels(ax, "additions $L$", "std of the residual stream")
+    _title(ax, f"Residual stream after $L$ additions of variance $v = {format_value(branch_variance)}$")
     _legend(ax, loc="upper left")
     return fig
 

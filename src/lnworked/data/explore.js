@@ -246,7 +246,7 @@
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: data.ns, log: false, marker: n, yMin: 0, yMax: data.y_max, xTicks: [1, 32, 64, 96, 128, 160, 192, 224, 256],
       series: [series(data, "std", data.series.std.label + ", v = " + v, data.std[v].map(num))],
-      xLabel: "N (additions to the residual stream)", yLabel: "std(x_N)"
+      xLabel: "L (additions to the residual stream)", yLabel: "std(x_L)"
     });
   };
 
