@@ -89,7 +89,7 @@ def test_every_family_links_to_the_section_that_teaches_it(notebook):
     blocks = exercise_blocks(notebook)
     assert set(blocks) == set(FAMILIES)
     for name, body in blocks.items():
-        refs = re.findall(r"{ref}`([^`]+)`", body.split("```{glue:md}")[0])
+        refs = re.findall(r"{ref}`(?:[^`<]*<)?([^`<>]+)>?`", body.split("```{glue:md}")[0])
         sections = [r for r in refs if re.match(r"ch[1-6]-", r)]
         assert sections, f"{name} links to no chapter section"
         missing = [r for r in sections if r not in labels]
@@ -102,7 +102,7 @@ def test_erratum_links_name_real_conceptual_errata(notebook):
     anchors = {record.anchor for record in conceptual_errata()}
     used = set()
     for name, body in exercise_blocks(notebook).items():
-        for ref in re.findall(r"{ref}`(concept-[^`]+)`", body):
+        for ref in re.findall(r"{ref}`(?:[^`<]*<)?(concept-[^`<>]+)>?`", body):
             assert ref in anchors, (name, ref)
             used.add(ref)
     # the topics the source texts get wrong are linked from the problems that practise them
