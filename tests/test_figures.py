@@ -22,6 +22,7 @@ from lnworked.norms import layer_norm
 FIGURE_FUNCTIONS = [
     "block_diagrams", "post_ln_bars", "pre_ln_bars", "identity_path_diagram", "gradient_over_depth",
     "residual_growth", "block_jacobian_singular_values", "epsilon_effect", "errata_chart",
+    "layer_norm_geometry",
 ]
 
 _CACHE: dict = {}

@@ -96,7 +96,7 @@ def _post_ln_diagram(ax):
     _arrow(ax, (0, ln_y + _BOX_H / 2), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y),
                   (0, add_y), (0, ln_y - _BOX_H / 2)])
-    _finish(ax, fork, out_y, "highway\nenters LN", "Post-LN\n$x_{i+1} = \\mathrm{LN}(x_i + F(x_i))$", PALETTE["post"])
+    _finish(ax, fork, out_y, "highway\nenters LN", "Post-LN\n$x_{\\ell+1} = \\mathrm{LN}(x_\\ell + F(x_\\ell))$", PALETTE["post"])
 
 
 def _pre_ln_diagram(ax):
@@ -111,7 +111,7 @@ def _pre_ln_diagram(ax):
     _add_node(ax, (0, add_y))
     _arrow(ax, (0, add_y + _ADD_R), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y)])
-    _finish(ax, fork, out_y, "highway\nbypasses\nevery box", "Pre-LN\n$x_{i+1} = x_i + F(\\mathrm{LN}(x_i))$",
+    _finish(ax, fork, out_y, "highway\nbypasses\nevery box", "Pre-LN\n$x_{\\ell+1} = x_\\ell + F(\\mathrm{LN}(x_\\ell))$",
             PALETTE["pre"])
 
 

@@ -449,9 +449,9 @@ _X = np.array([1.0, 3.0, 5.0, 7.0])
 def _stats(v, of: str) -> list[Quantity]:
     mu = float(np.mean(v))
     var = float(np.mean((v - mu) ** 2))
-    return [Q("mean", f"mean of {of}", mu, r"\mu = \tfrac{1}{d}\sum_i " + of + "_i",
+    return [Q("mean", f"mean of {of}", mu, r"\mu = \tfrac{1}{d}\sum_j " + of + "_j",
               "Centre first: LayerNorm measures spread around the mean."),
-            Q("variance", f"variance of {of}", var, r"\sigma^2 = \tfrac{1}{d}\sum_i (" + of + r"_i - \mu)^2",
+            Q("variance", f"variance of {of}", var, r"\sigma^2 = \tfrac{1}{d}\sum_j (" + of + r"_j - \mu)^2",
               "The spread that LayerNorm divides out."),
             Q("sigma", "standard deviation σ", math.sqrt(var), r"\sigma = \sqrt{\sigma^2}", "The number we divide by.")]
 
@@ -667,7 +667,7 @@ def selfcheck1_post_ln_statistics() -> Example:
         [Q("mean", "mean of Ex 1's output", float(np.mean(out)), r"\operatorname{mean}(x_{\text{out}})",
            "LayerNorm with γ = 1, β = 0 centres its output.", stated="0"),
          Q("variance", "variance of Ex 1's output", float(np.var(out)), r"\operatorname{var}(x_{\text{out}})",
-           "…and gives it unit variance (for ε = 0).", stated="1")],
+           "…and, with γ = 1, β = 0 and ε = 0, unit variance.", stated="1")],
         ["mean", "variance"],
     )
 
@@ -717,7 +717,7 @@ def selfcheck4_identity_term() -> Example:
         [Q("gap", "largest entry of J_pre − J_F J_N − I", gap, r"\max |J_{\text{pre}} - J_F J_N - I|",
            "Take away the branch and exactly the identity is left."),
          Q("post_smallest_sv", "Post-LN: smallest singular value of J_post", float(np.linalg.svd(post, compute_uv=False)[-1]),
-           r"s_{\min}(J_N (I + J_F))", "J_N removes a direction, so Post-LN's Jacobian has a (near-)zero singular value.")],
+           r"s_{\min}(J_N (I + J_F))", "J_N removes two directions (1 and, up to ε, x̂), so Post-LN's Jacobian has (near-)zero singular values.")],
         ["gap"], claim="the +1 identity Jacobian of the residual add", holds=gap < 1e-12,
     )
 

@@ -173,7 +173,7 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     scaling.loglog(1 / sigma, pre[:, 0], "o", color=PALETTE["pre"], markersize=4, gid="pre-largest",
                    label="Pre-LN, largest")
     _labels(scaling, "$1/\\sigma$ of $x + F(x)$", "largest singular value")
-    _title(scaling, "Post-LN scales with $1/\\sigma$; Pre-LN stays near 1")
+    _title(scaling, "Post-LN's largest scales with $1/\\sigma$; Pre-LN's does not")
     _legend(scaling, loc="upper left")
     return fig
 
