@@ -78,8 +78,8 @@ def test_first_step_matches_the_article():
         assert run.gradient_norm[0] == pytest.approx(theirs.gradient_norm[0], rel=1e-5)
 
 
-@pytest.mark.parametrize("pre_norm", [True, False])
-def test_scan_over_layers_equals_the_unrolled_model(pre_norm):
+@pytest.mark.parametrize("pre_norm, unroll", [(True, 1), (False, 1), (True, None), (False, None)])
+def test_scan_over_layers_equals_the_unrolled_model(pre_norm, unroll):
     """The stacked model (one scan over blocks, placement as data) gives the unrolled
     TinyLM's logits, and its stacked gradient holds the unrolled gradient block by block."""
     import jax
@@ -91,9 +91,9 @@ def test_scan_over_layers_equals_the_unrolled_model(pre_norm):
     stacked = stack_params(params, config)
     flag = jnp.asarray(pre_norm)
     unrolled_logits = module_logits(make_model(config, pre_norm))
-    np.testing.assert_allclose(make_logits(config)(stacked, source, flag), unrolled_logits(params, source),
-                               rtol=1e-5, atol=1e-5)
-    ours = unstack_grads(jax.grad(make_loss(make_logits(config)))(stacked, source, target, flag), config)
+    logits = make_logits(config, unroll)
+    np.testing.assert_allclose(logits(stacked, source, flag), unrolled_logits(params, source), rtol=1e-5, atol=1e-5)
+    ours = unstack_grads(jax.grad(make_loss(logits))(stacked, source, target, flag), config)
     theirs = jax.grad(make_loss(unrolled_logits))(params, source, target)
     if not pre_norm:  # the identity final norm Post-LN carries to share the tree is unused
         assert all(float(jnp.abs(g).max()) == 0.0 for g in jax.tree.leaves(ours.pop("final_norm")))
@@ -231,3 +231,24 @@ def test_seed_runs_batch_seeds_with_their_own_init_and_data():
     alone = train(SHORT, [default_runs(SHORT)[1]], device="cpu").runs[0]
     np.testing.assert_allclose(runs[7].loss, alone.loss, rtol=2e-5, atol=1e-6)
     assert abs(runs[8].loss[0] - runs[7].loss[0]) > 1e-4
+
+
+def test_training_explorer_trains_the_chosen_configuration(monkeypatch):
+    """The chapter's controls: moving the sliders and clicking trains that configuration."""
+    from lnworked.stress import explorer
+
+    chosen = []
+    monkeypatch.setattr(explorer, "train_and_show", lambda config, device: chosen.append(config))
+    box = explorer.training_explorer(SHORT, device="cpu")
+    layers, rate, steps, button, _ = box.children
+    assert (layers.value, steps.value) == (SHORT.layers, SHORT.steps)
+    layers.value, steps.value = 3, 20
+    button.click()
+    assert chosen == [SHORT.replace(layers=3, steps=20, learning_rate=rate.value)]
+
+
+def test_train_and_show_displays_the_table(capsys):
+    from lnworked.stress.explorer import train_and_show
+
+    result = train_and_show(SHORT.replace(layers=1, steps=3), device="cpu")
+    assert len(result.runs) == 3 and "Pre-Norm" in capsys.readouterr().out

@@ -14,6 +14,13 @@ carries an unused identity one (scale 1, bias 0), whose gradient is zero, so the
 gradient norm and every used parameter's update are those of the unrolled model.
 Initial weights come from :func:`~lnworked.stress.model.init_params` (the article's
 parameter names and keys), then :func:`stack_params`.
+
+Rolled or unrolled: with one block in the loop body the program compiles faster, but on
+a CPU each step is slower (presumably as the loop body is optimised on its own and the
+backward pass stacks its residuals). Measured side by side on a 2-core CPU over the default
+180 steps, unrolling won end to end (README, "Performance"), so :func:`make_logits`
+unrolls by default; the stacked layout stays (a dozen parameter leaves instead of
+``12 L``, one tree for both placements) and ``unroll=1`` gives the rolled loop.
 """
 
 from __future__ import annotations
@@ -51,8 +58,12 @@ def stacked_init(config: StressConfig, pre_norm: bool):
     return stack_params(init_params(config, pre_norm), config)
 
 
-def make_logits(config: StressConfig):
-    """``logits(params, tokens, pre_norm)`` of the stacked model; ``pre_norm`` a boolean (array)."""
+def make_logits(config: StressConfig, unroll: int | None = None):
+    """``logits(params, tokens, pre_norm)`` of the stacked model; ``pre_norm`` a boolean (array).
+
+    ``unroll``: blocks per iteration of the scan; ``None`` (default) unrolls them all
+    (the compiler then sees ``L`` copies again), ``1`` keeps one block in the loop body.
+    """
     block = Block(config.width, config.heads, True, config.norm)
     final = NORM_LAYERS[config.norm]()
 
@@ -62,7 +73,7 @@ def make_logits(config: StressConfig):
         def body(x, layer):
             return block.apply({"params": layer}, x, pre_norm), None
 
-        x, _ = jax.lax.scan(body, x, params["blocks"])
+        x, _ = jax.lax.scan(body, x, params["blocks"], unroll=config.layers if unroll is None else unroll)
         x = jnp.where(pre_norm, final.apply({"params": params["final_norm"]}, x), x)
         return x @ params["output"]["kernel"]
 
