@@ -13,14 +13,16 @@ cache), :mod:`~lnworked.stress.train` (the compiled fast path), :mod:`~lnworked.
 :mod:`~lnworked.stress.cli` (``lnworked stress``).
 
 JAX, Flax and Optax load only when a name below is first used (``lnworked.stress.cli``
-registers its parser without them), so ``lnworked examples`` starts quickly.
+registers its parser without them), so ``lnworked examples`` starts quickly. Training is
+``lnworked.stress.train.train`` (not re-exported here: the submodule of the same name
+would shadow it once loaded).
 """
 
 from importlib import import_module
 
 _WHERE = {
     "StressConfig": "config", "RunSpec": "config", "default_runs": "config", "select_device": "device",
-    "RunResult": "results", "StressResult": "results", "train": "train",
+    "RunResult": "results", "StressResult": "results",
 }
 __all__ = list(_WHERE)
 
