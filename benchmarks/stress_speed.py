@@ -45,6 +45,7 @@ def _reference_child(layers: int, steps: int) -> None:
     compile_s = sum(times[0] - t for times, t in zip(step_seconds, typical))
     print(json.dumps({"train_seconds": result.seconds, "compile_seconds": compile_s,
                       "step_ms": 1e3 * sum(typical), "final_losses": [r.final_loss for r in result.runs],
+                      "max_gradient_norms": [r.max_gradient_norm for r in result.runs],
                       "runs": [r.spec.name for r in result.runs]}))
 
 
@@ -66,6 +67,7 @@ def _stress(args, out: Path, cache: Path, *extra: str) -> dict:
     train_s = summary["seconds"] - summary["compile_seconds"]
     return {"wall_seconds": wall, "compile_seconds": summary["compile_seconds"],
             "step_ms": 1e3 * train_s / args.steps, "final_losses": [r["final_loss"] for r in summary["runs"]],
+            "max_gradient_norms": [r["max_gradient_norm"] for r in summary["runs"]],
             "runs": [r["name"] for r in summary["runs"]]}
 
 
@@ -78,7 +80,13 @@ def _machine() -> dict:
     except OSError:  # pragma: no cover - no lscpu
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"cpu": model, "cores": cores, "load_average_1min_at_start": load, "platform": platform.platform()}
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:  # pragma: no cover - not Linux
+        flags = set()
+    simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "unknown"
+    return {"cpu": model, "cores": cores, "simd": simd, "load_average_1min_at_start": load,
+            "platform": platform.platform()}
 
 
 def main() -> None:
@@ -91,7 +99,8 @@ def main() -> None:
     if args.child == "reference":
         return _reference_child(args.layers, args.steps)
     machine = _machine()
-    print(f"machine: {machine['cpu']}, {machine['cores']} cores (1-min load {machine['load_average_1min_at_start']})")
+    print(f"machine: {machine['cpu']} ({machine['simd']}), {machine['cores']} cores "
+          f"(1-min load {machine['load_average_1min_at_start']:.2f} at start)")
     print(f"layers={args.layers} steps={args.steps}, three runs, CPU", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -105,10 +114,12 @@ def main() -> None:
         warm = _stress(args, tmp / "warm", tmp / "cache")
     rows = {"(a) reference (article's loop)": reference, "(b) lnworked stress, cold": cold,
             "(c) lnworked stress, warm cache": warm}
-    print(f"\n{'':34} {'wall s':>7} {'compile s':>9} {'ms/step':>8}   final losses ({', '.join(reference['runs'])})")
+    print(f"\n{'':34} {'wall s':>7} {'compile s':>9} {'ms/step':>8}   final losses ({', '.join(reference['runs'])})"
+          "; Pre-LN max gradient norm")
     for name, r in rows.items():
         losses = "  ".join(f"{x:.5f}" for x in r["final_losses"])
-        print(f"{name:34} {r['wall_seconds']:7.1f} {r['compile_seconds']:9.1f} {r['step_ms']:8.1f}   {losses}")
+        print(f"{name:34} {r['wall_seconds']:7.1f} {r['compile_seconds']:9.1f} {r['step_ms']:8.1f}   {losses}"
+              f"; {r['max_gradient_norms'][0]:.3f}")
     ratios = {"reference / cold": reference["wall_seconds"] / cold["wall_seconds"],
               "cold / warm": cold["wall_seconds"] / warm["wall_seconds"],
               "reference / warm": reference["wall_seconds"] / warm["wall_seconds"]}
