@@ -247,8 +247,14 @@ def test_training_explorer_trains_the_chosen_configuration(monkeypatch):
     assert chosen == [SHORT.replace(layers=3, steps=20, learning_rate=rate.value)]
 
 
-def test_train_and_show_displays_the_table(capsys):
+def test_train_and_show_displays_the_table_and_curves(monkeypatch):
+    import IPython.display
+
     from lnworked.stress.explorer import train_and_show
 
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
     result = train_and_show(SHORT.replace(layers=1, steps=3), device="cpu")
-    assert len(result.runs) == 3 and "Pre-Norm" in capsys.readouterr().out
+    table, figure = shown
+    assert len(result.runs) == 3 and all(run.spec.name in table.data for run in result.runs)
+    assert len(figure.axes) == 2

@@ -17,6 +17,7 @@ from importlib import metadata
 
 from lnworked.stress.config import DEFAULT_CHUNK, NORM_CHOICES, StressConfig, default_runs
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
+from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "provenance"]
 
@@ -62,9 +63,7 @@ def _progress(name: str, step: int, steps: int, loss: float) -> None:
 
 
 def _chunk(args) -> int:
-    if args.chunk < 1:
-        raise ValueError(f"chunk: must be an integer >= 1, got {args.chunk!r}")
-    return args.chunk
+    return check_int(args.chunk, "chunk", minimum=1)
 
 
 def _use_cache(args) -> None:
