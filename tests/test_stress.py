@@ -258,3 +258,45 @@ def test_train_and_show_displays_the_table_and_curves(monkeypatch):
     table, figure = shown
     assert len(result.runs) == 3 and all(run.spec.name in table.data for run in result.runs)
     assert len(figure.axes) == 2
+
+
+def _synthetic_sweep(loss_of):
+    """A small sweep table: two variants, depths 2 and 8, three rates, three seeds."""
+    rows = []
+    for variant in ("A", "B"):
+        for layers in (2, 8):
+            for rate in (1e-3, 1e-2, 1e-1):
+                for seed in (0, 1, 2):
+                    loss = loss_of(variant, layers, rate, seed)
+                    rows.append({"variant": variant, "layers": layers, "learning_rate": rate, "seed": seed,
+                                 "final_loss": loss if np.isfinite(loss) else 4.0,
+                                 "diverged_at": None if np.isfinite(loss) else 5})
+    return rows
+
+
+def test_largest_stable_rate_falls_with_depth_and_tightens_with_the_rule():
+    from lnworked.stress.sweep import largest_stable_rates
+
+    def loss_of(variant, layers, rate, seed):
+        limit = (1e-1 if layers == 2 else 1e-2) if variant == "A" else (1e-2 if layers == 2 else 0.0)
+        if rate > limit:
+            return np.inf if variant == "B" else 3.0  # B diverges, A stalls
+        return 0.5 if (variant == "A" and layers == 8 and rate == 1e-2 and seed == 2) else 0.01
+
+    rows = _synthetic_sweep(loss_of)
+    table = {(r["variant"], r["layers"]): r for r in largest_stable_rates(rows, threshold=0.1)}
+    assert len(table) == 4 and all(r["seeds"] == 3 and r["largest_rate"] == 1e-1 for r in table.values())
+    rate = {k: r["largest_stable_rate"] for k, r in table.items()}
+    assert rate[("A", 8)] < rate[("A", 2)] and rate[("B", 2)] < rate[("A", 2)]
+    assert rate[("B", 8)] is None  # no rate of the grid is stable: none, not the smallest
+    # one bad seed of three: the median still passes, the worst seed does not
+    strict = {(r["variant"], r["layers"]): r["largest_stable_rate"]
+              for r in largest_stable_rates(rows, threshold=0.1, statistic="max")}
+    assert strict[("A", 8)] < rate[("A", 8)]
+    assert all(strict[k] is None or strict[k] <= rate[k] for k in rate)
+    # a looser threshold never lowers the largest stable rate
+    loose = {(r["variant"], r["layers"]): r["largest_stable_rate"]
+             for r in largest_stable_rates(rows, threshold=1.0)}
+    assert all(rate[k] is None or loose[k] >= rate[k] for k in rate)
+    with pytest.raises(ValueError, match="statistic"):
+        largest_stable_rates(rows, statistic="mean")

@@ -29,7 +29,7 @@ from lnworked.stress.optim import learning_rates
 from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "seed_runs", "write_sweep_csv", "read_sweep_csv",
-           "SWEEP_COLUMNS"]
+           "SWEEP_COLUMNS", "largest_stable_rates", "STABLE_LOSS"]
 
 
 @dataclass(frozen=True)
@@ -167,3 +167,46 @@ def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False
         loss, norm, diverged = cut_at_divergence(loss, norm)
         runs[seed] = RunResult(RunSpec(name, pre_norm, warmup), loss, norm, rate[: len(loss)], diverged)
     return runs
+
+
+STABLE_LOSS = 0.1  # "learned the task": 0.1 nats, against ln(64) = 4.16 for a uniform guess
+
+
+def largest_stable_rates(rows: Sequence[dict], threshold: float = STABLE_LOSS,
+                         statistic: str = "median") -> list[dict]:
+    """The largest learning rate of the grid at which each (variant, depth) cell is stable.
+
+    A cell (one variant, one depth, one rate, all its seeds) is *stable* when none of its
+    runs diverged and ``statistic`` of its final losses over seeds is below ``threshold``:
+
+        stable(v, L, eta) = no run diverged  and  stat_s loss(v, L, eta, s) < threshold,
+
+    with ``stat`` the median over seeds (``statistic="median"``) or the worst seed
+    (``statistic="max"``, stricter: every seed must be below the threshold). A diverged
+    run counts as an infinite loss. The result is, for each variant and depth (in the
+    order the rows first name them), ``eta*(v, L) = max {eta in the grid : stable}``,
+    or ``None`` when no rate of the grid is stable.
+
+    "Stable" here means "learned the task within the run's steps": a rate too small to
+    learn in time fails the test as well, so ``eta*`` is the top of the stable rates, not
+    the bottom of the unstable ones. One row per (variant, depth): ``variant``,
+    ``layers``, ``largest_stable_rate``, ``largest_rate`` (the largest rate tried),
+    ``stable_rates`` (all stable rates, ascending) and ``seeds`` (the smallest number of
+    seeds in a cell).
+    """
+    if statistic not in ("median", "max"):
+        raise ValueError(f"statistic: must be 'median' or 'max', got {statistic!r}")
+    reduce = np.median if statistic == "median" else np.max
+    cells: dict = {}
+    for row in rows:
+        loss = np.inf if row["diverged_at"] is not None else float(row["final_loss"])
+        key = (row["variant"], int(row["layers"]))
+        cells.setdefault(key, {}).setdefault(float(row["learning_rate"]), []).append(loss)
+    table = []
+    for (variant, layers), by_rate in cells.items():
+        stable = sorted(r for r, losses in by_rate.items() if reduce(losses) < threshold)
+        table.append({"variant": variant, "layers": layers,
+                      "largest_stable_rate": stable[-1] if stable else None,
+                      "largest_rate": max(by_rate), "stable_rates": stable,
+                      "seeds": min(len(v) for v in by_rate.values())})
+    return table
