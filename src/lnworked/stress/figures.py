@@ -1,6 +1,6 @@
 """Figures of the sweep and the probes: stability map, per-layer gradient norms, seed spread.
 
-House style from :mod:`lnworked.figures` (white background, titles, labelled axes).
+House style from :mod:`lnworked.style` (white background, titles, labelled axes).
 """
 
 from __future__ import annotations

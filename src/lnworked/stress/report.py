@@ -73,7 +73,7 @@ def write_summary(result: StressResult, path) -> Path:
 
 
 def _run_colors():
-    from lnworked.figures import PALETTE
+    from lnworked.style import PALETTE
 
     return {(True, False): PALETTE["pre"], (False, False): PALETTE["post"], (False, True): PALETTE["highway"]}
 
@@ -84,7 +84,7 @@ def curves_figure(result: StressResult, with_article: bool = True):
     With ``with_article`` the article's own curves of the same kind are drawn thin and
     dashed behind them (only when the configuration has the article's step count).
     """
-    from lnworked.figures import FONT, new_figure
+    from lnworked.style import FONT, new_figure
 
     fig, (ax_loss, ax_norm) = new_figure(11, 4.2, ncols=2)
     colors = _run_colors()
