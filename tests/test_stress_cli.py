@@ -21,7 +21,7 @@ def test_stress_writes_csv_figure_and_summary(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["stress", *SMALL, "--warmup", "3", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "device: cpu" in printed and "article loss" in printed
+    assert "device: cpu" in printed and "article's final loss" in printed
     with (out / "stress.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["run", "step", "loss", "gradient_norm", "learning_rate"]

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from tabulate import tabulate
 
 from lnworked.stress.article import article_run_for
 from lnworked.stress.results import StressResult
@@ -143,32 +144,28 @@ def _fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+#: (column title, key of :func:`table_rows`, number format)
+_COLUMNS = (
+    ("run", "run", ""), ("final loss", "final_loss", ".5f"), ("max gradient norm", "max_gradient_norm", ".3f"),
+    ("diverged at", "diverged_at", ""), ("article's final loss", "article_final_loss", ".5f"),
+    ("article's max gradient norm", "article_max_gradient_norm", ".3f"),
+)
+
+
+def _table(result: StressResult, fmt: str) -> str:
+    rows = [[_fmt(r[key], spec) for _, key, spec in _COLUMNS] for r in table_rows(result)]
+    return tabulate(rows, headers=[title for title, _, _ in _COLUMNS], tablefmt=fmt,
+                    colalign=("left",) + ("right",) * (len(_COLUMNS) - 1), disable_numparse=True)
+
+
 def summary_table(result: StressResult) -> str:
     """A plain-text table of :func:`table_rows` for the terminal."""
-    header = f"{'run':<30} {'final loss':>11} {'max |g|':>8} {'diverged':>8}   {'article loss':>12} {'article |g|':>10}"
-    lines = [header, "-" * len(header)]
-    for r in table_rows(result):
-        lines.append(
-            f"{r['run']:<30} {_fmt(r['final_loss'], '11.5f')} {_fmt(r['max_gradient_norm'], '8.3f')} "
-            f"{_fmt(r['diverged_at'], '>8')}   {_fmt(r['article_final_loss'], '12.5f')} "
-            f"{_fmt(r['article_max_gradient_norm'], '10.3f')}"
-        )
-    return "\n".join(lines)
+    return _table(result, "simple")
 
 
 def markdown_table(result: StressResult) -> str:
     """The same table as Markdown, for a notebook."""
-    lines = [
-        "| run | final loss | max gradient norm | diverged at | article's final loss | article's max gradient norm |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in table_rows(result):
-        lines.append(
-            f"| {r['run']} | {_fmt(r['final_loss'], '.5f')} | {_fmt(r['max_gradient_norm'], '.3f')} | "
-            f"{_fmt(r['diverged_at'], '')} | {_fmt(r['article_final_loss'], '.5f')} | "
-            f"{_fmt(r['article_max_gradient_norm'], '.3f')} |"
-        )
-    return "\n".join(lines)
+    return _table(result, "github")
 
 
 def write_outputs(result: StressResult, out_dir) -> dict[str, Path]:
