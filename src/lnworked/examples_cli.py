@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-from tabulate import tabulate
-
-from lnworked.examples import all_examples
+# numpy, tabulate and the registry load when the subcommand runs, not when `lnworked` starts.
 
 _AGREES = {True: "yes", False: "NO (erratum)", None: "-"}
 
@@ -19,7 +16,16 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def all_examples():
+    """The registry's records (:func:`lnworked.examples.all_examples`), imported on first use."""
+    from lnworked.examples import all_examples as records
+
+    return records()
+
+
 def _short(value, width: int = 44) -> str:
+    import numpy as np
+
     if hasattr(value, "items"):
         text = ", ".join(f"{k}: {_short(v, 20)}" for k, v in value.items())
     elif isinstance(value, (list, tuple, np.ndarray)) and not isinstance(value, str):
@@ -32,6 +38,8 @@ def _short(value, width: int = 44) -> str:
 
 
 def run(args) -> int:
+    from tabulate import tabulate
+
     records = all_examples()
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=False))

@@ -8,19 +8,19 @@ Quick use::
     print(p.statement); check_answer(p.answer, "(1, -1, 1, -1)")
 """
 
-from lnworked.practice.answers import check_answer, parse_answer
-from lnworked.practice.families import FAMILIES, get_family
-from lnworked.practice.problem import Answer, Problem
-from lnworked.practice.variants import assignment_slots, make_assignment, variant
+from importlib import import_module
 
-__all__ = [
-    "FAMILIES",
-    "get_family",
-    "Answer",
-    "Problem",
-    "variant",
-    "make_assignment",
-    "assignment_slots",
-    "check_answer",
-    "parse_answer",
-]
+# Names load on first use, so that `lnworked` (whose parser imports lnworked.practice.cli)
+# starts without numpy: benchmarks/import_time.py.
+_WHERE = {
+    "check_answer": "answers", "parse_answer": "answers", "FAMILIES": "families", "get_family": "families",
+    "Answer": "problem", "Problem": "problem", "variant": "variants", "make_assignment": "variants",
+    "assignment_slots": "variants",
+}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(import_module(f"lnworked.practice.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'lnworked.practice' has no attribute {name!r}")

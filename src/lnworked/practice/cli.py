@@ -11,23 +11,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tabulate import tabulate
+__all__ = ["register"]
 
-from lnworked.practice.check import grade, load_key, read_answers, summary_text, write_reports
-from lnworked.practice.export import family_table, write_all
-from lnworked.practice.roster import read_roster
-from lnworked.practice.variants import assignment_slots, make_assignment
-
-__all__ = ["register", "read_roster"]
+# The subcommands import what they use when they run, so that registering the parser (every
+# start of `lnworked`) stays cheap: benchmarks/import_time.py.
 
 
 def _list(args) -> int:
+    from tabulate import tabulate
+
+    from lnworked.practice.export import family_table
+
     rows = [(name, kind, concept, f"[{exports}]") for name, concept, kind, exports in family_table()]
     print(tabulate(rows, tablefmt="plain"))
     return 0
 
 
 def _make(args) -> int:
+    from lnworked.practice.export import write_all
+    from lnworked.practice.roster import read_roster
+    from lnworked.practice.variants import assignment_slots, make_assignment
+
     families = [f.strip() for f in args.families.split(",") if f.strip()] if args.families else None
     slots = assignment_slots(families, args.count)
     students = read_roster(args.roster)
@@ -43,6 +47,8 @@ def _make(args) -> int:
 
 
 def _check(args) -> int:
+    from lnworked.practice.check import grade, load_key, read_answers, summary_text, write_reports
+
     key = load_key(args.key)
     answers, warnings = read_answers(args.answers)
     rows, more = grade(key, answers)
