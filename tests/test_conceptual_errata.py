@@ -40,6 +40,11 @@ def test_jacobian_eigenvalues_by_autodiff():
     assert evidence["d4_smallest"] < 1e-12
 
 
+def test_post_ln_step_in_the_chain_rules_order_is_zero_and_matches_autodiff():
+    evidence = RECORDS["000-post-formula-order"].evidence
+    assert evidence["gradient_norm"] < 1e-12 and evidence["autodiff_gap"] < 1e-6
+
+
 def test_pre_ln_blocks_can_shrink_a_gradient():
     evidence = RECORDS["001-at-least-one"].evidence
     assert evidence["count_below_one"] >= 1 and evidence["smallest"] < 1

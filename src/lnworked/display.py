@@ -80,17 +80,30 @@ def _tex_numbers(text: str) -> str:
     return text.replace("NaN", r"\text{NaN}")
 
 
+def _inline_tex(value) -> str | None:
+    """TeX for a scalar; ``None`` for text, vectors and matrices, which are written as text so that
+    a long value wraps on a phone instead of widening the page."""
+    return tex_value(value) if np.ndim(value) == 0 and not isinstance(value, str) else None
+
+
 def _input_line(quantity: Quantity) -> str:
-    tex = tex_value(quantity.value)
+    tex = _inline_tex(quantity.value)
     if quantity.tex and tex is not None:
         return f"${quantity.tex} = {tex}$"
+    if quantity.tex and tex_value(quantity.value) is not None:
+        return f"${quantity.tex}$ = {format_value(quantity.value)}"
     return f"{quantity.label}: {format_value(quantity.value)}"
 
 
 def _step_line(quantity: Quantity, result: bool) -> str:
-    tex, label = tex_value(quantity.value), quantity.label[:1].upper() + quantity.label[1:]
-    if quantity.tex and tex is not None:
-        shown = f"${quantity.tex} =$ **{format_value(quantity.value)}**" if result else f"${quantity.tex} = {tex}$"
+    tex, label = _inline_tex(quantity.value), quantity.label[:1].upper() + quantity.label[1:]
+    text = format_value(quantity.value, 4 if np.ndim(quantity.value) == 2 else 6)
+    if quantity.tex and result:
+        shown = f"${quantity.tex} =$ **{text}**"
+    elif quantity.tex and tex is not None:
+        shown = f"${quantity.tex} = {tex}$"
+    elif quantity.tex and tex_value(quantity.value) is not None:
+        shown = f"${quantity.tex} =$ {text}"
     elif quantity.tex:
         shown = f"${quantity.tex}$: {format_value(quantity.value)}"
     else:
