@@ -35,7 +35,7 @@ book-no-solutions: $(STAMP)
 	@echo "The book without solutions is at $(CURDIR)/book/_build/no_solutions/_build/html/index.html"
 
 test: book
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n 2 -q
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n 2 -q -rs
 
 clean:
 	rm -rf book/_build
