@@ -594,7 +594,7 @@ _STYLE = """<style>
 .lnw-explorer .lnw-controls label{white-space:nowrap}
 .lnw-explorer .lnw-controls input[type=range]{vertical-align:middle;width:11em}
 .lnw-explorer svg.lnw-plot{display:block;width:100%;max-width:560px;height:auto;color:inherit}
-.lnw-explorer table.lnw-table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums}
+.lnw-explorer table.lnw-table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}
 .lnw-explorer table.lnw-table th,.lnw-explorer table.lnw-table td{padding:.15em .6em;text-align:right;border-bottom:1px solid rgba(128,128,128,.3)}
 .lnw-explorer table.lnw-table th:first-child{text-align:left}
 </style>"""
