@@ -50,6 +50,8 @@ def html_page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        # An empty inline icon: without one the browser asks the host for /favicon.ico.
+        "<link rel=\"icon\" href=\"data:,\">\n"
         f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 
