@@ -229,7 +229,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           quote="The backward Jacobian now carries a factor γ/(σ² + ε) ≈ 1/100, shrinking gradients by 100× … This "
                 "is exactly why Post-LN needs learning-rate warmup and Pre-LN is more forgiving.",
           truth="The 1/100 (here {ex4_factor}) comes from a sum of spread 100. At a standard initialisation "
-                "the sum x + F(x) has a spread near √2, not 100: for x ~ N(0, I) of width 64 and a random "
+                "the sum x + F(x) has a spread of order 1, not 100: for x ~ N(0, I) of width 64 and a random "
                 "GELU MLP, σ = {sigma} and the norm's backward factor is {factor}. And the reason Xiong et "
                 "al. (2020) give for warmup is large gradients near the output at initialisation, not a "
                 "small backward factor.",
