@@ -469,7 +469,8 @@ DEPTH = Explorer(
     caption=(
         "The factor by which a gradient is multiplied on its way from the output to the input of "
         "L layers: Post-LN with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN "
-        "with a branch term a on top of the +1 of the residual path gives (1 + a)^L. Log scale."
+        "with a branch term a on top of the +1 of the residual path gives (1 + a)^L (the scalar toy: "
+        "every Jacobian a number, the same in every layer). Log scale."
     ),
     aria="Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN",
     controls=(
