@@ -14,10 +14,10 @@ from lnworked.stress.optim import learning_rates
 from lnworked.stress.optim import learning_rate_at
 from lnworked.stress.probe import layer_gradient_norms
 from lnworked.stress.reference import reference_train
-from lnworked.stress.stacked import make_logits, stack_params, unstack_grads
+from lnworked.stress.stacked import make_logits, stack_params, stacked_init, unstack_grads
 from lnworked.stress.step import make_loss, module_logits
 from lnworked.stress.sweep import sweep
-from lnworked.stress.train import cut_at_divergence, train
+from lnworked.stress.train import cut_at_divergence, make_start_fn, train
 
 SHORT = StressConfig(layers=2, steps=11)
 
@@ -100,6 +100,35 @@ def test_scan_over_layers_equals_the_unrolled_model(pre_norm, unroll):
     assert jax.tree.structure(ours) == jax.tree.structure(theirs)
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_initial_weights_do_not_depend_on_the_placement():
+    """Keys follow parameter paths; Pre-LN's extra final norm starts as the identity that the
+    stacked Post-LN tree carries: one stacked init serves both placements, bit for bit."""
+    import jax
+
+    config = SHORT.replace(layers=3)
+    pre, post = (stack_params(init_params(config, p), config) for p in (True, False))
+    assert jax.tree.structure(pre) == jax.tree.structure(post) == jax.tree.structure(stacked_init(config))
+    for a, b, c in zip(*(jax.tree.leaves(t) for t in (pre, post, stacked_init(config)))):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+
+
+def test_start_program_gives_each_seeds_initial_weights():
+    """The compiled start program (vmapped over seeds) against Flax's op-by-op init: equal to
+    float32 rounding, and the optimiser state starts at zero."""
+    import jax
+
+    config = SHORT.replace(layers=2)
+    params, state = jax.jit(make_start_fn(config))(np.array([7, 8], np.int32))
+    for r, seed in enumerate((7, 8)):
+        eager = stacked_init(config, jax.random.PRNGKey(seed))
+        for ours, theirs in zip(jax.tree.leaves(params), jax.tree.leaves(eager)):
+            np.testing.assert_allclose(ours[r], theirs, rtol=1e-6, atol=1e-6)
+    embedding = params["embedding"]["embedding"]
+    assert not np.allclose(embedding[0], embedding[1])
+    assert all(float(np.abs(leaf).max()) == 0.0 for leaf in jax.tree.leaves(state) if leaf.dtype == np.float32)
 
 
 def test_model_has_the_switch_and_final_norm_only_for_pre_ln():
@@ -207,6 +236,27 @@ def test_layer_gradient_norms_are_the_unrolled_blocks_gradients():
     grads = jax.grad(make_loss(module_logits(make_model(config, False))))(init_params(config, False), source, target)
     expected = [float(optax.tree.norm(grads[f"block_{i}"])) for i in range(3)]
     np.testing.assert_allclose(norms, expected, rtol=1e-4)
+
+
+def test_layer_gradient_table_computes_each_depth_in_the_deepest_tree():
+    """One program for depths 2 and 3 (blocks past the depth passed through) gives, for
+    depth 2, the unrolled 2-block model's per-block gradient norms, both placements."""
+    import jax
+    import optax
+
+    from lnworked.stress.probe import layer_gradient_table
+
+    rows = layer_gradient_table([2, 3], SHORT)
+    config = SHORT.replace(layers=2)
+    source, target = (a[0] for a in make_batches(config.replace(steps=1)))
+    for pre_norm in (True, False):
+        ours = [r["gradient_norm"] for r in rows if r["layers"] == 2 and r["pre_norm"] == pre_norm]
+        grads = jax.grad(make_loss(module_logits(make_model(config, pre_norm))))(
+            init_params(config, pre_norm), source, target)
+        np.testing.assert_allclose(ours, [float(optax.tree.norm(grads[f"block_{i}"])) for i in range(2)], rtol=1e-4)
+    assert [r["layer"] for r in rows if r["layers"] == 3 and r["pre_norm"]] == [1, 2, 3]
+    with pytest.raises(ValueError, match="depths"):
+        layer_gradient_table([0, 2], SHORT)
 
 
 @pytest.mark.slow

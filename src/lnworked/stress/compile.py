@@ -2,11 +2,13 @@
 
 Two things make a cold ``lnworked stress`` start faster, and a second one faster still:
 
-* :func:`compile_program` compiles one jitted function ahead of time with
-  :data:`CPU_COMPILER_OPTIONS` on the CPU (options for this program only, not
-  process-wide ``XLA_FLAGS``): with the backend optimisation level 1 this model's
-  training step ran faster than with the default level in side-by-side measurements
-  on 2-core CPUs, with the same losses; other platforms keep their defaults.
+* :func:`compile_program` compiles one jitted function ahead of time with options for
+  that program only on the CPU (not process-wide ``XLA_FLAGS``); other platforms keep
+  their defaults. :data:`CPU_COMPILER_OPTIONS`, for the training program: with the
+  backend optimisation level 1 this model's training step ran faster than with the
+  default level in side-by-side measurements on 2-core CPUs, with the same losses.
+  :data:`CPU_SETUP_OPTIONS`, for a program that runs once (the initial weights): the
+  least optimisation, as compiling it costs more than running it.
 * :func:`enable_compilation_cache` turns on JAX's persistent compilation cache in a user
   cache folder (:func:`default_cache_dir`): ``$LNWORKED_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/lnworked/jax``, else ``~/.cache/lnworked/jax``. A later process that
@@ -22,15 +24,18 @@ from pathlib import Path
 
 import jax
 
-__all__ = ["CPU_COMPILER_OPTIONS", "compile_program", "default_cache_dir", "enable_compilation_cache"]
+__all__ = ["CPU_COMPILER_OPTIONS", "CPU_SETUP_OPTIONS", "compile_program", "default_cache_dir",
+           "enable_compilation_cache"]
 
 CPU_COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
+CPU_SETUP_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
-def compile_program(fn, args, device=None):
-    """``(compiled, seconds)``: ``jax.jit(fn)`` lowered for ``args`` and compiled for ``device``'s platform."""
+def compile_program(fn, args, device=None, cpu_options=CPU_COMPILER_OPTIONS):
+    """``(compiled, seconds)``: ``jax.jit(fn)`` lowered for ``args`` and compiled for ``device``'s
+    platform, with ``cpu_options`` on a CPU."""
     platform = device.platform if device is not None else jax.default_backend()
-    options = CPU_COMPILER_OPTIONS if platform == "cpu" else None
+    options = cpu_options if platform == "cpu" else None
     started = time.perf_counter()
     compiled = jax.jit(fn).lower(*args).compile(compiler_options=options)
     return compiled, time.perf_counter() - started

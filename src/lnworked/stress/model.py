@@ -109,7 +109,8 @@ def make_model(config: StressConfig, pre_norm: bool) -> TinyLM:
     return TinyLM(config, pre_norm)
 
 
-def init_params(config: StressConfig, pre_norm: bool):
-    """The initial parameters, from ``PRNGKey(config.seed)`` as in the article."""
+def init_params(config: StressConfig, pre_norm: bool, key=None):
+    """The initial parameters, from ``key`` (default ``PRNGKey(config.seed)``, as in the article)."""
+    key = jax.random.PRNGKey(config.seed) if key is None else key
     tokens = jnp.zeros((config.batch_size, config.sequence_length), dtype=jnp.int32)
-    return make_model(config, pre_norm).init(jax.random.PRNGKey(config.seed), tokens)["params"]
+    return make_model(config, pre_norm).init(key, tokens)["params"]

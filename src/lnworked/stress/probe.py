@@ -7,7 +7,8 @@ output while Pre-LN's are even across depth. Here we measure it on the stress te
 model: for block ``i``, ``||d loss / d theta_i||`` (global norm over that block's
 parameters) on the first training batch, at the initial weights. Both placements are one
 program (the stacked model with the placement as data, :mod:`lnworked.stress.stacked`),
-and block ``i``'s gradient is row ``i`` of the stacked block gradient.
+and block ``i``'s gradient is row ``i`` of the stacked block gradient. Every depth is
+that one program too: the deepest tree with the blocks past the depth passed through.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
 from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_loss
+from lnworked.validation import check_int
 
 __all__ = ["layer_gradient_norms", "layer_gradient_table"]
 
@@ -32,28 +35,34 @@ def _per_layer_norms(grads):
 
 def layer_gradient_norms(config: StressConfig, pre_norm: bool) -> np.ndarray:
     """``||grad of block i||`` for ``i = 0..layers-1`` at initialisation (first batch)."""
-    return _both_placements(config, (pre_norm,))[0]
+    return _gradient_norms(config, [config.layers], [pre_norm])[0]
 
 
-def _both_placements(config: StressConfig, placements) -> np.ndarray:
-    """Per-layer gradient norms, shape ``(len(placements), layers)``, as one vmapped program."""
+def _gradient_norms(config: StressConfig, depths, placements) -> np.ndarray:
+    """Per-layer gradient norms of the ``depths[k]``-block model with placement ``placements[k]``,
+    shape ``(k, config.layers)`` (zero past each depth): one vmapped program over the
+    ``config.layers``-block tree, whose first ``d`` blocks are the ``d``-block model."""
     sources, targets = make_batches(config.replace(steps=1))
-    params = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[stacked_init(config, p) for p in placements])
     grad = jax.grad(make_loss(make_logits(config, unroll=1)))  # one gradient: compiling dominates
 
-    def norms(params, pre_norm):
-        return _per_layer_norms(grad(params, sources[0], targets[0], pre_norm))
+    def norms(pre_norm, depth):
+        params = stacked_init(config)
+        return _per_layer_norms(grad(params, sources[0], targets[0], pre_norm, depth))
 
-    return np.asarray(jax.jit(jax.vmap(norms))(params, jnp.asarray(placements)))
+    args = (np.asarray(placements, bool), np.asarray(depths, np.int32))
+    program, _ = compile_program(jax.vmap(norms), args, cpu_options=CPU_SETUP_OPTIONS)  # runs once
+    return np.asarray(program(*args))
 
 
 def layer_gradient_table(depths, config: StressConfig | None = None) -> list[dict]:
-    """Tidy rows ``{layers, pre_norm, layer, gradient_norm}`` for every depth and topology."""
+    """Tidy rows ``{layers, pre_norm, layer, gradient_norm}`` for every depth and topology,
+    from one program (:func:`_gradient_norms` at the largest depth)."""
     config = StressConfig() if config is None else config
+    depths = [check_int(d, "depths", minimum=1) for d in depths]
+    cases = [(depth, pre_norm) for depth in depths for pre_norm in (True, False)]
+    table = _gradient_norms(config.replace(layers=max(depths)), *zip(*cases))
     rows = []
-    for depth in depths:
-        both = _both_placements(config.replace(layers=depth), (True, False))
-        for pre_norm, norms in zip((True, False), both):
-            rows += [{"layers": depth, "pre_norm": pre_norm, "layer": i + 1, "gradient_norm": float(g)}
-                     for i, g in enumerate(norms)]
+    for (depth, pre_norm), norms in zip(cases, table):
+        rows += [{"layers": depth, "pre_norm": pre_norm, "layer": i + 1, "gradient_norm": float(g)}
+                 for i, g in enumerate(norms[:depth])]
     return rows

@@ -13,7 +13,10 @@ Pre-LN and Post-LN runs share one program. Post-LN has no final norm; its stacke
 carries an unused identity one (scale 1, bias 0), whose gradient is zero, so the global
 gradient norm and every used parameter's update are those of the unrolled model.
 Initial weights come from :func:`~lnworked.stress.model.init_params` (the article's
-parameter names and keys), then :func:`stack_params`.
+parameter names and keys), then :func:`stack_params`. They do not depend on the
+placement: Flax derives each parameter's key from its path, the two placements share
+every path but ``final_norm``, and Pre-LN's final norm starts as the identity (scale 1,
+bias 0) that Post-LN carries, so :func:`stacked_init` needs only the key.
 
 Rolled or unrolled: with one block in the loop body the program compiles faster, but on
 a CPU each step is slower (presumably as the loop body is optimised on its own and the
@@ -53,27 +56,34 @@ def unstack_grads(stacked, config: StressConfig):
     return out
 
 
-def stacked_init(config: StressConfig, pre_norm: bool):
-    """The article's initial weights (``PRNGKey(seed)``), stacked."""
-    return stack_params(init_params(config, pre_norm), config)
+def stacked_init(config: StressConfig, key=None):
+    """The article's initial weights (``key``, default ``PRNGKey(config.seed)``), stacked; the
+    same tree for both placements (see the module's docstring; a test checks it)."""
+    return stack_params(init_params(config, True, key), config)
 
 
 def make_logits(config: StressConfig, unroll: int | None = None):
-    """``logits(params, tokens, pre_norm)`` of the stacked model; ``pre_norm`` a boolean (array).
+    """``logits(params, tokens, pre_norm, depth=None)`` of the stacked model; ``pre_norm`` a boolean (array).
 
     ``unroll``: blocks per iteration of the scan; ``None`` (default) unrolls them all
     (the compiler then sees ``L`` copies again), ``1`` keeps one block in the loop body.
+    ``depth`` (an integer, may be traced): only blocks ``0 .. depth-1`` act, the later ones
+    pass ``x`` through, so the ``L``-block tree computes the ``depth``-block model (whose
+    initial weights are the first ``depth`` blocks': keys follow the parameter paths).
     """
     block = Block(config.width, config.heads, True, config.norm)
     final = NORM_LAYERS[config.norm]()
 
-    def logits(params, tokens, pre_norm):
+    def logits(params, tokens, pre_norm, depth=None):
         x = jnp.take(params["embedding"]["embedding"], tokens, axis=0) + params["position"][:, : tokens.shape[1]]
 
-        def body(x, layer):
-            return block.apply({"params": layer}, x, pre_norm), None
+        def body(x, layer_index):
+            layer, index = layer_index
+            y = block.apply({"params": layer}, x, pre_norm)
+            return (y if depth is None else jnp.where(index < depth, y, x)), None
 
-        x, _ = jax.lax.scan(body, x, params["blocks"], unroll=config.layers if unroll is None else unroll)
+        layers = (params["blocks"], jnp.arange(config.layers))
+        x, _ = jax.lax.scan(body, x, layers, unroll=config.layers if unroll is None else unroll)
         x = jnp.where(pre_norm, final.apply({"params": params["final_norm"]}, x), x)
         return x @ params["output"]["kernel"]
 

@@ -24,7 +24,6 @@ import numpy as np
 from lnworked.stress.config import StressConfig, check_warmup, warmup_for
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
-from lnworked.stress.stacked import stacked_init
 from lnworked.stress.optim import learning_rates
 from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_runs
 
@@ -105,13 +104,11 @@ def sweep(
 
 def _train_cell(config, group, batches, warm, chunk_steps, device):
     """All runs of one depth as one vmapped program; their rows."""
-    keys = dict.fromkeys((s, v.pre_norm) for v, _, s in group)
-    inits = {(s, pre): stacked_init(config.replace(seed=s), pre) for s, pre in keys}
     sources = np.stack([batches[s][0] for _, _, s in group])
     targets = np.stack([batches[s][1] for _, _, s in group])
     schedule = np.stack([learning_rates(r, config.steps, warm if v.warmup else 0) for v, r, _ in group])
     losses, norms, _ = train_runs(config, [v.pre_norm for v, _, _ in group],
-                                  [inits[(s, v.pre_norm)] for v, _, s in group], sources, targets, schedule,
+                                  [s for _, _, s in group], sources, targets, schedule,
                                   device=device, chunk_steps=chunk_steps)
     rows = []
     for (variant, rate, seed), loss, norm in zip(group, losses, norms):
@@ -157,9 +154,7 @@ def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False
     device = select_device(device) if isinstance(device, str) else device
     data = [make_batches(config.replace(seed=s)) for s in seeds]
     schedule = np.stack([learning_rates(config.learning_rate, config.steps, warmup)] * len(seeds))
-    with jax.default_device(device):
-        inits = [stacked_init(config.replace(seed=s), pre_norm) for s in seeds]
-    losses, norms, _ = train_runs(config, [pre_norm] * len(seeds), inits, np.stack([d[0] for d in data]),
+    losses, norms, _ = train_runs(config, [pre_norm] * len(seeds), seeds, np.stack([d[0] for d in data]),
                                   np.stack([d[1] for d in data]), schedule, device=device, chunk_steps=chunk_steps)
     name = ("Pre-Norm" if pre_norm else "Post-Norm") + (f" · {warmup}-step warmup" if warmup else " · no warmup")
     runs = {}

@@ -8,6 +8,9 @@ the loss back after every step. Here:
 * the placement is data, a per-run flag (:meth:`lnworked.stress.model.Block.__call__`),
   so Pre-LN and Post-LN runs, with or without warmup, are one program ``vmap``-ed over
   runs and compiled once (:func:`lnworked.stress.compile.compile_program`);
+* every run's initial weights and optimiser state come from one small compiled program
+  (:func:`make_start_fn`), vmapped over the runs' seeds: one compilation, where building
+  them op by op compiles dozens of small programs;
 * the batches are drawn up front (:func:`lnworked.stress.data.make_batches`) and a
   chunk of ``chunk_steps`` steps runs as one compiled ``lax.scan``.
 
@@ -27,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lnworked.stress.compile import compile_program
+from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
 from lnworked.stress.config import DEFAULT_CHUNK, RunSpec, StressConfig, default_runs
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
@@ -37,7 +40,20 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_step
 from lnworked.validation import check_int
 
-__all__ = ["make_chunk_fn", "train_runs", "train", "cut_at_divergence", "DEFAULT_CHUNK"]
+__all__ = ["make_start_fn", "make_chunk_fn", "train_runs", "train", "cut_at_divergence", "DEFAULT_CHUNK"]
+
+
+def make_start_fn(config: StressConfig):
+    """``start(seeds) -> (params, opt_state)``, over runs: run ``r``'s initial weights from
+    ``PRNGKey(seeds[r])`` (:func:`~lnworked.stress.stacked.stacked_init`, the same for both
+    placements) and its optimiser state; not yet jitted."""
+    optimizer = make_optimizer(config)
+
+    def start(seeds):
+        params = jax.vmap(lambda seed: stacked_init(config, jax.random.PRNGKey(seed)))(seeds)
+        return params, jax.vmap(optimizer.init)(params)
+
+    return start
 
 
 def make_chunk_fn(config: StressConfig, shared_data: bool = True):
@@ -70,10 +86,6 @@ def make_chunk_fn(config: StressConfig, shared_data: bool = True):
     return jax.vmap(one_run, in_axes=(0, 0, 0, 0, data_axis, data_axis, 0, None))
 
 
-def _stack(trees):
-    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *trees)
-
-
 def _pad(array, length, axis):
     missing = length - array.shape[axis]
     if missing == 0:
@@ -86,7 +98,7 @@ def _pad(array, length, axis):
 def train_runs(
     config: StressConfig,
     pre_norms: Sequence[bool],
-    inits: Sequence,
+    seeds: Sequence[int],
     sources: np.ndarray,
     targets: np.ndarray,
     rates: np.ndarray,
@@ -95,10 +107,10 @@ def train_runs(
     chunk_steps: int = DEFAULT_CHUNK,
     on_chunk: Callable[[int, np.ndarray], None] | None = None,
 ):
-    """Train ``len(inits)`` runs as one program: ``(losses, norms, compile_seconds)``.
+    """Train ``len(seeds)`` runs as one program: ``(losses, norms, compile_seconds)``.
 
-    ``pre_norms``: each run's placement. ``inits``: stacked initial parameter trees
-    (:func:`~lnworked.stress.stacked.stacked_init`). ``sources``/``targets``: shared
+    ``pre_norms``: each run's placement. ``seeds``: each run's initial weights
+    (``PRNGKey(seed)``, as the article's ``config.seed``). ``sources``/``targets``: shared
     ``(steps, B, T)`` or per run ``(runs, steps, B, T)``. ``rates``: ``(runs, steps)``.
     After each chunk, ``on_chunk(steps_done, losses of shape (runs, n))``; an exception
     there (e.g. ``KeyboardInterrupt``) propagates after the chunk's logs are kept in
@@ -106,9 +118,9 @@ def train_runs(
     place, so pass your own lists to keep partial results: see :func:`train`.
     """
     losses, norms = [], []
-    compile_seconds = _train_into(config, pre_norms, inits, sources, targets, rates, device, chunk_steps,
+    compile_seconds = _train_into(config, pre_norms, seeds, sources, targets, rates, device, chunk_steps,
                                   on_chunk, losses, norms)
-    return _join(losses, len(inits)), _join(norms, len(inits)), compile_seconds
+    return _join(losses, len(seeds)), _join(norms, len(seeds)), compile_seconds
 
 
 def _join(pieces, n_runs):
@@ -118,19 +130,18 @@ def _join(pieces, n_runs):
     return [joined[i] for i in range(n_runs)]
 
 
-def _train_into(config, pre_norms, inits, sources, targets, rates, device, chunk_steps, on_chunk, losses, norms):
+def _train_into(config, pre_norms, seeds, sources, targets, rates, device, chunk_steps, on_chunk, losses, norms):
     chunk_steps = check_int(chunk_steps, "chunk", minimum=1)
     device = jax.devices("cpu")[0] if device is None else device
     n_runs, steps = rates.shape
     shared = sources.ndim == 3
     chunk_steps = min(chunk_steps, steps)
-    optimizer = make_optimizer(config)
     with jax.default_device(device):
-        params = _stack(inits)
-        opt_state = jax.vmap(optimizer.init)(params)
-        alive = jnp.ones(n_runs, bool)
-        pre = jnp.asarray(np.asarray(pre_norms, bool))
-        compiled, compile_seconds = None, 0.0
+        start, compile_seconds = compile_program(make_start_fn(config), (np.asarray(seeds, np.int32),), device,
+                                                 CPU_SETUP_OPTIONS)
+        params, opt_state = start(np.asarray(seeds, np.int32))
+        alive, pre = np.ones(n_runs, bool), np.asarray(pre_norms, bool)
+        compiled = None
         for start in range(0, steps, chunk_steps):
             stop = min(start + chunk_steps, steps)
             axis = 0 if shared else 1
@@ -139,7 +150,8 @@ def _train_into(config, pre_norms, inits, sources, targets, rates, device, chunk
             valid = np.arange(start, start + chunk_steps) < stop
             args = (params, opt_state, alive, pre, src, tgt, rate, valid)
             if compiled is None:
-                compiled, compile_seconds = compile_program(make_chunk_fn(config, shared), args, device)
+                compiled, seconds = compile_program(make_chunk_fn(config, shared), args, device)
+                compile_seconds += seconds
             (params, opt_state, alive), (loss, norm) = compiled(*args)
             loss = np.asarray(loss)[:, : stop - start]
             losses.append(loss)
@@ -180,8 +192,6 @@ def train(
     started = time.perf_counter()
     sources, targets = make_batches(config)
     rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs])
-    with jax.default_device(device):
-        inits = {pre: stacked_init(config, pre) for pre in dict.fromkeys(r.pre_norm for r in runs)}
 
     def on_chunk(done, losses):
         if progress is not None:
@@ -190,7 +200,7 @@ def train(
 
     losses, norms, interrupted, compile_seconds = [], [], False, 0.0
     try:
-        compile_seconds = _train_into(config, [r.pre_norm for r in runs], [inits[r.pre_norm] for r in runs],
+        compile_seconds = _train_into(config, [r.pre_norm for r in runs], [config.seed] * len(runs),
                                       sources, targets, rates, device, chunk_steps, on_chunk, losses, norms)
     except KeyboardInterrupt:
         interrupted = True
