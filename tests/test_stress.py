@@ -17,7 +17,7 @@ from lnworked.stress.reference import reference_train
 from lnworked.stress.stacked import make_logits, stack_params, stacked_init, unstack_grads
 from lnworked.stress.step import make_loss, module_logits
 from lnworked.stress.sweep import sweep
-from lnworked.stress.train import cut_at_divergence, make_start_fn, train
+from lnworked.stress.train import cut_at_divergence, initial_state, train
 
 SHORT = StressConfig(layers=2, steps=11)
 
@@ -116,12 +116,14 @@ def test_initial_weights_do_not_depend_on_the_placement():
 
 
 def test_start_program_gives_each_seeds_initial_weights():
-    """The compiled start program (vmapped over seeds) against Flax's op-by-op init: equal to
-    float32 rounding, and the optimiser state starts at zero."""
+    """The compiled start program against Flax's op-by-op init: equal to float32 rounding,
+    stacked in the order of the seeds, and the optimiser state starts at zero."""
     import jax
 
-    config = SHORT.replace(layers=2)
-    params, state = jax.jit(make_start_fn(config))(np.array([7, 8], np.int32))
+    config = SHORT.replace(steps=3)  # a configuration no other test compiles in this process
+    (params, state), seconds = initial_state(config, [7, 8, 7])
+    assert seconds > 0 and initial_state(config, [8])[1] == 0.0  # compiled once per process
+    np.testing.assert_array_equal(params["embedding"]["embedding"][0], params["embedding"]["embedding"][2])
     for r, seed in enumerate((7, 8)):
         eager = stacked_init(config, jax.random.PRNGKey(seed))
         for ours, theirs in zip(jax.tree.leaves(params), jax.tree.leaves(eager)):

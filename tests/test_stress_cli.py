@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from lnworked.cli import main
@@ -96,6 +97,36 @@ def test_sweep_writes_tidy_csv_and_provenance(tmp_path, capsys):
     assert info["command"].startswith("lnworked stress sweep --depths 1 2")
     assert info["device"].startswith("cpu") and info["versions"]["jax"] and info["runs"] == len(rows)
     assert (out / "sweep.png").exists() and (out / "sweep.svg").exists()
+
+
+def test_seeds_writes_per_step_logs_that_read_back_and_provenance(tmp_path, capsys):
+    """``lnworked stress seeds``: the table reads back to the runs ``seed_runs`` trains."""
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.sweep import read_seed_runs_csv, seed_runs
+
+    out = tmp_path / "seeds"
+    code = main(["stress", "seeds", "--device", "cpu", "--seeds", "3", "4", "--layers", "2", "--steps", "5",
+                 "--out", str(out)])
+    assert code == 0
+    runs = read_seed_runs_csv(out / "seeds.csv")
+    assert list(runs) == [3, 4]
+    expected = seed_runs(StressConfig(layers=2, steps=5), [3, 4], pre_norm=False, device="cpu")
+    for seed, run in runs.items():
+        assert run.spec == expected[seed].spec and not run.spec.pre_norm and run.diverged_at is None
+        np.testing.assert_allclose(run.loss, expected[seed].loss, rtol=1e-6)
+        np.testing.assert_allclose(run.gradient_norm, expected[seed].gradient_norm, rtol=1e-6)
+        np.testing.assert_allclose(run.learning_rate, expected[seed].learning_rate, rtol=1e-12)
+    info = json.loads((out / "seeds-provenance.json").read_text(encoding="utf-8"))
+    assert info["command"] == f"lnworked stress seeds --seeds 3 4 --steps 5 --layers 2 --lr 0.002 --device cpu --out {out}"
+    assert info["runs"] == 2 and info["versions"]["jax"]
+    assert (out / "seeds.png").exists() and "seed 4: final loss" in capsys.readouterr().out
+
+
+def test_seeds_bad_arguments_exit_2(tmp_path, capsys):
+    assert main(["stress", "seeds", "--device", "cpu", "--seeds", "-1", "--out", str(tmp_path)]) == 2
+    assert "seed" in capsys.readouterr().err
+    assert main(["stress", "seeds", "--device", "cpu", "--warmup", "999", "--out", str(tmp_path)]) == 2
+    assert "warmup" in capsys.readouterr().err
 
 
 def test_sweep_bad_arguments_exit_2(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""``lnworked stress`` (the article's three runs) and ``lnworked stress sweep`` (a grid).
+"""``lnworked stress`` (the article's three runs), ``lnworked stress sweep`` (a grid) and
+``lnworked stress seeds`` (one kind of run under several seeds).
 
 Bad arguments raise ``ValueError`` naming the argument; ``lnworked.cli.main`` prints it
 on one line and exits with code 2. Ctrl-C writes what was computed so far, then exits
@@ -19,17 +20,19 @@ from lnworked.stress.config import DEFAULT_CHUNK, NORM_CHOICES, StressConfig, de
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
 from lnworked.validation import check_int
 
-__all__ = ["register", "run_stress", "run_sweep", "provenance"]
+__all__ = ["register", "run_stress", "run_sweep", "run_seeds", "provenance"]
 
 _DEFAULT = StressConfig()
 
 
-def _common(parser, steps_default: int) -> None:
+_WARMUP_HELP = "warmup steps of the warmed-up Post-LN run (default: two thirds of --steps)"
+
+
+def _common(parser, steps_default: int, warmup_help: str = _WARMUP_HELP) -> None:
     parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
                         help="auto: a GPU when JAX has one, else the CPU (default)")
     parser.add_argument("--steps", type=int, default=steps_default, help="training steps per run")
-    parser.add_argument("--warmup", type=int, default=None,
-                        help="warmup steps of the warmed-up Post-LN run (default: two thirds of --steps)")
+    parser.add_argument("--warmup", type=int, default=None, help=warmup_help)
     parser.add_argument("--norm", choices=NORM_CHOICES, default=_DEFAULT.norm, help="LayerNorm or RMSNorm")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
                         help=f"steps per compiled call, i.e. per progress line (default {DEFAULT_CHUNK})")
@@ -56,6 +59,16 @@ def register(subparsers) -> None:
     sweep.add_argument("--seeds", type=int, nargs="+", default=[7, 8], help="seeds")
     sweep.add_argument("--out", default="sweep-output", help="output folder (default: sweep-output)")
     sweep.set_defaults(func=run_sweep)
+    seeds = sub.add_parser("seeds", help="one kind of run under several seeds (full per-step logs)",
+                           description="Post-LN (or Pre-LN) at the article's settings under several seeds, "
+                                       "batched into one program.")
+    _common(seeds, _DEFAULT.steps, "warmup steps of every run (default: 0)")
+    seeds.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
+    seeds.add_argument("--pre-norm", action="store_true", help="train Pre-LN instead of Post-LN")
+    seeds.add_argument("--layers", type=int, default=_DEFAULT.layers, help="transformer blocks")
+    seeds.add_argument("--lr", type=float, default=_DEFAULT.learning_rate, help="target learning rate")
+    seeds.add_argument("--out", default="seeds-output", help="output folder (default: seeds-output)")
+    seeds.set_defaults(func=run_seeds)
 
 
 def _progress(name: str, step: int, steps: int, loss: float) -> None:
@@ -145,4 +158,45 @@ def run_sweep(args) -> int:
     if result.interrupted:
         print("interrupted: the outputs hold the runs finished so far", file=sys.stderr)
         return 130
+    return 0
+
+
+def _seeds_command(args) -> str:
+    parts = ["lnworked stress seeds", "--seeds", *map(str, args.seeds), "--steps", str(args.steps),
+             "--layers", str(args.layers), "--lr", f"{args.lr:g}"]
+    if args.pre_norm:
+        parts.append("--pre-norm")
+    if args.warmup:
+        parts += ["--warmup", str(args.warmup)]
+    if args.norm != _DEFAULT.norm:
+        parts += ["--norm", args.norm]
+    return " ".join(parts + ["--device", args.device, "--out", args.out])
+
+
+def run_seeds(args) -> int:
+    import time
+
+    from lnworked.stress.figures import seed_figure
+    from lnworked.stress.report import check_writable, save_figure
+    from lnworked.stress.sweep import seed_runs, write_seed_runs_csv
+
+    if not args.lr > 0:
+        raise ValueError(f"lr: must be a finite number > 0, got {args.lr!r}")
+    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=args.lr, norm=args.norm)
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    _use_cache(args)
+    print(f"device: {describe_device(device)}", flush=True)
+    started = time.perf_counter()
+    runs = seed_runs(config, args.seeds, pre_norm=args.pre_norm, warmup=args.warmup or 0, device=device,
+                     chunk_steps=_chunk(args))
+    seconds = time.perf_counter() - started
+    write_seed_runs_csv(runs, out / "seeds.csv")
+    info = provenance(_seeds_command(args), describe_device(device), seconds)
+    info["runs"] = len(runs)
+    (out / "seeds-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    save_figure(seed_figure(runs), out / "seeds")
+    for seed, run in runs.items():
+        print(f"  seed {seed}: final loss {run.final_loss:.4f}, max gradient norm {run.max_gradient_norm:.3f}")
+    print(f"{len(runs)} runs in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     return 0

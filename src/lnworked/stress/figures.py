@@ -86,6 +86,7 @@ def seed_figure(results_by_seed: dict):
     ax.set_yscale("log")
     ax.set_xlabel("training step", fontsize=FONT["label"])
     ax.set_ylabel("cross-entropy loss", fontsize=FONT["label"])
-    ax.set_title("Post-LN without warmup, several seeds", fontsize=FONT["title"])
+    name = next(iter(results_by_seed.values())).spec.name
+    ax.set_title(f"{name}, several seeds", fontsize=FONT["title"])
     ax.legend(fontsize=FONT["legend"] - 1, frameon=False)
     return fig

@@ -20,8 +20,9 @@ import numpy as np
 from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
 from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
-from lnworked.stress.stacked import make_logits, stacked_init
+from lnworked.stress.stacked import make_logits
 from lnworked.stress.step import make_loss
+from lnworked.stress.train import initial_state
 from lnworked.validation import check_int
 
 __all__ = ["layer_gradient_norms", "layer_gradient_table"]
@@ -41,16 +42,18 @@ def layer_gradient_norms(config: StressConfig, pre_norm: bool) -> np.ndarray:
 def _gradient_norms(config: StressConfig, depths, placements) -> np.ndarray:
     """Per-layer gradient norms of the ``depths[k]``-block model with placement ``placements[k]``,
     shape ``(k, config.layers)`` (zero past each depth): one vmapped program over the
-    ``config.layers``-block tree, whose first ``d`` blocks are the ``d``-block model."""
+    ``config.layers``-block tree, whose first ``d`` blocks are the ``d``-block model. The
+    initial weights come from the training's start program (:func:`initial_state`), so
+    after a training run of the same configuration only the gradient is compiled."""
     sources, targets = make_batches(config.replace(steps=1))
+    params = jax.tree.map(lambda leaf: leaf[0], initial_state(config, [config.seed])[0][0])
     grad = jax.grad(make_loss(make_logits(config, unroll=1)))  # one gradient: compiling dominates
 
-    def norms(pre_norm, depth):
-        params = stacked_init(config)
+    def norms(params, pre_norm, depth):
         return _per_layer_norms(grad(params, sources[0], targets[0], pre_norm, depth))
 
-    args = (np.asarray(placements, bool), np.asarray(depths, np.int32))
-    program, _ = compile_program(jax.vmap(norms), args, cpu_options=CPU_SETUP_OPTIONS)  # runs once
+    args = (params, np.asarray(placements, bool), np.asarray(depths, np.int32))
+    program, _ = compile_program(jax.vmap(norms, in_axes=(None, 0, 0)), args, cpu_options=CPU_SETUP_OPTIONS)
     return np.asarray(program(*args))
 
 

@@ -28,7 +28,8 @@ from lnworked.stress.optim import learning_rates
 from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "seed_runs", "write_sweep_csv", "read_sweep_csv",
-           "SWEEP_COLUMNS", "largest_stable_rates", "STABLE_LOSS"]
+           "SWEEP_COLUMNS", "write_seed_runs_csv", "read_seed_runs_csv", "SEED_COLUMNS", "largest_stable_rates",
+           "STABLE_LOSS"]
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,41 @@ def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False
     for seed, rate, loss, norm in zip(seeds, schedule, losses, norms):
         loss, norm, diverged = cut_at_divergence(loss, norm)
         runs[seed] = RunResult(RunSpec(name, pre_norm, warmup), loss, norm, rate[: len(loss)], diverged)
+    return runs
+
+
+SEED_COLUMNS = ("seed", "variant", "pre_norm", "warmup_steps", "step", "loss", "gradient_norm", "learning_rate")
+
+
+def write_seed_runs_csv(runs: dict, path) -> Path:
+    """:func:`seed_runs`'s logs as one tidy table, one row per seed and step (:data:`SEED_COLUMNS`)."""
+    path = Path(path)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SEED_COLUMNS)
+        for seed, run in runs.items():
+            for step, loss, norm, rate in zip(run.steps, run.loss, run.gradient_norm, run.learning_rate):
+                writer.writerow([seed, run.spec.name, run.spec.pre_norm, run.spec.warmup_steps, int(step),
+                                 float(loss), float(norm), float(rate)])
+    return path
+
+
+def read_seed_runs_csv(path) -> dict:
+    """``{seed: RunResult}`` from :func:`write_seed_runs_csv`'s table (a run whose last value
+    is not finite diverged there)."""
+    from lnworked.stress.config import RunSpec
+    from lnworked.stress.results import RunResult
+
+    with Path(path).open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = {}
+    for seed in dict.fromkeys(int(r["seed"]) for r in rows):
+        mine = sorted((r for r in rows if int(r["seed"]) == seed), key=lambda r: int(r["step"]))
+        spec = RunSpec(mine[0]["variant"], mine[0]["pre_norm"] == "True", int(mine[0]["warmup_steps"]))
+        loss, norm, rate = (np.array([float(r[k]) for r in mine]) for k in ("loss", "gradient_norm", "learning_rate"))
+        loss, norm = loss.astype(np.float32), norm.astype(np.float32)
+        diverged = len(loss) if not (np.isfinite(loss[-1]) and np.isfinite(norm[-1])) else None
+        runs[seed] = RunResult(spec, loss, norm, rate, diverged)
     return runs
 
 

@@ -9,8 +9,8 @@ the loss back after every step. Here:
   so Pre-LN and Post-LN runs, with or without warmup, are one program ``vmap``-ed over
   runs and compiled once (:func:`lnworked.stress.compile.compile_program`);
 * every run's initial weights and optimiser state come from one small compiled program
-  (:func:`make_start_fn`), vmapped over the runs' seeds: one compilation, where building
-  them op by op compiles dozens of small programs;
+  (:func:`initial_state`), called once per seed and kept for the process: one
+  compilation, where building them op by op compiles dozens of small programs;
 * the batches are drawn up front (:func:`lnworked.stress.data.make_batches`) and a
   chunk of ``chunk_steps`` steps runs as one compiled ``lax.scan``.
 
@@ -23,6 +23,7 @@ the progress display alive and let an interrupt (Ctrl-C) return everything so fa
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable, Sequence
 
@@ -40,20 +41,38 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_step
 from lnworked.validation import check_int
 
-__all__ = ["make_start_fn", "make_chunk_fn", "train_runs", "train", "cut_at_divergence", "DEFAULT_CHUNK"]
+__all__ = ["make_start_fn", "initial_state", "make_chunk_fn", "train_runs", "train", "cut_at_divergence",
+           "DEFAULT_CHUNK"]
 
 
 def make_start_fn(config: StressConfig):
-    """``start(seeds) -> (params, opt_state)``, over runs: run ``r``'s initial weights from
-    ``PRNGKey(seeds[r])`` (:func:`~lnworked.stress.stacked.stacked_init`, the same for both
-    placements) and its optimiser state; not yet jitted."""
+    """``start(seed) -> (params, opt_state)``: the initial weights from ``PRNGKey(seed)``
+    (:func:`~lnworked.stress.stacked.stacked_init`, the same for both placements) and the
+    optimiser's initial state; not yet jitted."""
     optimizer = make_optimizer(config)
 
-    def start(seeds):
-        params = jax.vmap(lambda seed: stacked_init(config, jax.random.PRNGKey(seed)))(seeds)
-        return params, jax.vmap(optimizer.init)(params)
+    def start(seed):
+        params = stacked_init(config, jax.random.PRNGKey(seed))
+        return params, optimizer.init(params)
 
     return start
+
+
+@functools.lru_cache(maxsize=8)
+def _start_program(config: StressConfig, device):
+    return compile_program(make_start_fn(config), (np.int32(config.seed),), device, CPU_SETUP_OPTIONS)
+
+
+def initial_state(config: StressConfig, seeds: Sequence[int], device=None):
+    """``((params, opt_state), compile_seconds)``, stacked over runs as host arrays: run ``r``
+    starts from ``PRNGKey(seeds[r])``. The start program is compiled once per configuration
+    and device in a process (later calls report 0 s), and run once per distinct seed."""
+    device = jax.devices("cpu")[0] if device is None else device
+    hits = _start_program.cache_info().hits
+    program, seconds = _start_program(config, device)
+    states = {seed: program(np.int32(seed)) for seed in dict.fromkeys(seeds)}
+    stacked = jax.tree.map(lambda *leaves: np.stack(leaves), *[states[seed] for seed in seeds])
+    return stacked, (0.0 if _start_program.cache_info().hits > hits else seconds)
 
 
 def make_chunk_fn(config: StressConfig, shared_data: bool = True):
@@ -137,9 +156,7 @@ def _train_into(config, pre_norms, seeds, sources, targets, rates, device, chunk
     shared = sources.ndim == 3
     chunk_steps = min(chunk_steps, steps)
     with jax.default_device(device):
-        start, compile_seconds = compile_program(make_start_fn(config), (np.asarray(seeds, np.int32),), device,
-                                                 CPU_SETUP_OPTIONS)
-        params, opt_state = start(np.asarray(seeds, np.int32))
+        (params, opt_state), compile_seconds = initial_state(config, seeds, device)
         alive, pre = np.ones(n_runs, bool), np.asarray(pre_norms, bool)
         compiled = None
         for start in range(0, steps, chunk_steps):
