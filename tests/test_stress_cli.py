@@ -122,6 +122,22 @@ def test_seeds_writes_per_step_logs_that_read_back_and_provenance(tmp_path, caps
     assert (out / "seeds.png").exists() and "seed 4: final loss" in capsys.readouterr().out
 
 
+def test_seeds_interrupt_writes_the_steps_done(monkeypatch, tmp_path):
+    from lnworked.stress.sweep import read_seed_runs_csv
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stress_cli, "_progress", interrupt)
+    out = tmp_path / "partial"
+    code = main(["stress", "seeds", "--device", "cpu", "--seeds", "3", "4", "--layers", "1", "--steps", "6",
+                 "--chunk", "2", "--out", str(out)])
+    assert code == 130
+    runs = read_seed_runs_csv(out / "seeds.csv")
+    assert list(runs) == [3, 4] and all(len(run.loss) == 2 for run in runs.values())
+    assert (out / "seeds-provenance.json").exists()
+
+
 def test_seeds_bad_arguments_exit_2(tmp_path, capsys):
     assert main(["stress", "seeds", "--device", "cpu", "--seeds", "-1", "--out", str(tmp_path)]) == 2
     assert "seed" in capsys.readouterr().err

@@ -189,7 +189,7 @@ def run_seeds(args) -> int:
     print(f"device: {describe_device(device)}", flush=True)
     started = time.perf_counter()
     runs = seed_runs(config, args.seeds, pre_norm=args.pre_norm, warmup=args.warmup or 0, device=device,
-                     chunk_steps=_chunk(args))
+                     chunk_steps=_chunk(args), progress=_progress)
     seconds = time.perf_counter() - started
     write_seed_runs_csv(runs, out / "seeds.csv")
     info = provenance(_seeds_command(args), describe_device(device), seconds)
@@ -199,4 +199,7 @@ def run_seeds(args) -> int:
     for seed, run in runs.items():
         print(f"  seed {seed}: final loss {run.final_loss:.4f}, max gradient norm {run.max_gradient_norm:.3f}")
     print(f"{len(runs)} runs in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
+    if runs.interrupted:
+        print("interrupted: the outputs hold the steps computed so far", file=sys.stderr)
+        return 130
     return 0
