@@ -51,3 +51,15 @@ def test_a_committed_stable_sweep_cell_is_reproduced():
     config = StressConfig(layers=2, steps=row["steps"], learning_rate=row["learning_rate"], seed=7)
     run = train(config, [default_runs(config)[0]], device="cpu").runs[0]
     assert run.final_loss == pytest.approx(row["final_loss"], rel=1e-3)
+
+
+def test_a_folder_of_ones_own_run_reads_the_same_way(tmp_path):
+    """``committed_seed_runs(folder)`` reads what ``lnworked stress seeds --out folder`` wrote."""
+    from lnworked.cli import main
+
+    assert main(["stress", "seeds", "--device", "cpu", "--seeds", "5", "--layers", "1", "--steps", "3",
+                 "--out", str(tmp_path)]) == 0
+    runs, info = committed_seed_runs(tmp_path)
+    assert list(runs) == [5] and len(runs[5].loss) == 3 and info["runs"] == 1
+    with pytest.raises(FileNotFoundError):
+        committed_sweep(tmp_path)

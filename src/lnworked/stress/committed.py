@@ -5,36 +5,38 @@ Some experiments take longer than a chapter should (a grid of 54 runs, eight see
 installed with ``lnworked`` (``lnworked/data/``), so a chapter reads them the same way in
 the book's build, in a clone and in Colab. Each reader returns ``(table, provenance)``,
 where ``provenance`` is the dict that :func:`lnworked.stress.cli.provenance` wrote:
-command, device, date, seconds, library versions.
+command, device, date, seconds, library versions. Give ``folder`` (the ``--out`` of your
+own ``lnworked stress sweep`` or ``seeds``) to read that run's files the same way.
 """
 
 from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_seed_runs"]
 
 
-def _data(name: str):
-    return resources.files("lnworked") / "data" / name
+def _data(name: str, folder):
+    return resources.files("lnworked") / "data" / name if folder is None else Path(folder) / name
 
 
-def _provenance(name: str) -> dict:
-    return json.loads(_data(name).read_text(encoding="utf-8"))
+def _read(table: str, provenance: str, folder, reader):
+    with resources.as_file(_data(table, folder)) as path:
+        rows = reader(path)
+    return rows, json.loads(_data(provenance, folder).read_text(encoding="utf-8"))
 
 
-def committed_sweep():
-    """``(rows, provenance)`` of the committed ``lnworked stress sweep`` (``sweep.csv``)."""
+def committed_sweep(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress sweep`` (``sweep.csv``), or of ``folder``'s."""
     from lnworked.stress.sweep import read_sweep_csv
 
-    with resources.as_file(_data("sweep.csv")) as path:
-        return read_sweep_csv(path), _provenance("sweep-provenance.json")
+    return _read("sweep.csv", "sweep-provenance.json", folder, read_sweep_csv)
 
 
-def committed_seed_runs():
-    """``({seed: RunResult}, provenance)`` of the committed ``lnworked stress seeds`` (``seeds.csv``)."""
+def committed_seed_runs(folder=None):
+    """``({seed: RunResult}, provenance)`` of the committed ``lnworked stress seeds`` (``seeds.csv``), or of ``folder``'s."""
     from lnworked.stress.sweep import read_seed_runs_csv
 
-    with resources.as_file(_data("seeds.csv")) as path:
-        return read_seed_runs_csv(path), _provenance("seeds-provenance.json")
+    return _read("seeds.csv", "seeds-provenance.json", folder, read_seed_runs_csv)
