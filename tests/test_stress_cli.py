@@ -118,7 +118,7 @@ def test_seeds_writes_per_step_logs_that_read_back_and_provenance(tmp_path, caps
         np.testing.assert_allclose(run.learning_rate, expected[seed].learning_rate, rtol=1e-12)
     info = json.loads((out / "seeds-provenance.json").read_text(encoding="utf-8"))
     assert info["command"] == f"lnworked stress seeds --seeds 3 4 --steps 5 --layers 2 --lr 0.002 --device cpu --out {out}"
-    assert info["runs"] == 2 and info["versions"]["jax"]
+    assert info["runs"] == 2 and info["interrupted"] is False and info["versions"]["jax"]
     assert (out / "seeds.png").exists() and "seed 4: final loss" in capsys.readouterr().out
 
 
@@ -135,7 +135,7 @@ def test_seeds_interrupt_writes_the_steps_done(monkeypatch, tmp_path):
     assert code == 130
     runs = read_seed_runs_csv(out / "seeds.csv")
     assert list(runs) == [3, 4] and all(len(run.loss) == 2 for run in runs.values())
-    assert (out / "seeds-provenance.json").exists()
+    assert json.loads((out / "seeds-provenance.json").read_text(encoding="utf-8"))["interrupted"] is True
 
 
 def test_seeds_bad_arguments_exit_2(tmp_path, capsys):

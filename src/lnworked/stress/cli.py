@@ -193,7 +193,7 @@ def run_seeds(args) -> int:
     seconds = time.perf_counter() - started
     write_seed_runs_csv(runs, out / "seeds.csv")
     info = provenance(_seeds_command(args), describe_device(device), seconds)
-    info["runs"] = len(runs)
+    info["runs"], info["interrupted"] = len(runs), runs.interrupted
     (out / "seeds-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     save_figure(seed_figure(runs), out / "seeds")
     for seed, run in runs.items():
