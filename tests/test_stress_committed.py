@@ -63,3 +63,16 @@ def test_a_folder_of_ones_own_run_reads_the_same_way(tmp_path):
     assert list(runs) == [5] and len(runs[5].loss) == 3 and info["runs"] == 1
     with pytest.raises(FileNotFoundError):
         committed_sweep(tmp_path)
+
+
+def test_seed_figure_gives_every_committed_seed_its_own_colour():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lnworked.stress.figures import seed_figure
+
+    runs, _ = committed_seed_runs()
+    ax = seed_figure(runs).axes[0]
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == [f"seed {s}" for s in runs]
+    assert len({line.get_color() for line in lines}) == len(runs)

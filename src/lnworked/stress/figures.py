@@ -5,6 +5,7 @@ House style from :mod:`lnworked.style` (white background, titles, labelled axes)
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import LogNorm
 
@@ -78,15 +79,16 @@ def layer_gradient_figure(rows):
 
 
 def seed_figure(results_by_seed: dict):
-    """Loss curves of one run kind under several seeds: ``{seed: RunResult}``."""
-    fig, ax = new_figure(7, 4)
-    colors = [PALETTE[k] for k in ("post", "pre", "highway", "identity", "norm", "seed")]
-    for (seed, run), color in zip(results_by_seed.items(), colors * 4):
-        ax.plot(run.steps, run.loss, color=color, linewidth=1.6, label=f"seed {seed}")
+    """Loss curves of one run kind under several seeds: ``{seed: RunResult}``; one colour per
+    seed (matplotlib's ``tab10`` cycle: distinct for up to ten seeds), legend beside the axes."""
+    fig, ax = new_figure(8, 4)
+    colors = plt.get_cmap("tab10").colors
+    for k, (seed, run) in enumerate(results_by_seed.items()):
+        ax.plot(run.steps, run.loss, color=colors[k % len(colors)], linewidth=1.3, label=f"seed {seed}")
     ax.set_yscale("log")
     ax.set_xlabel("training step", fontsize=FONT["label"])
     ax.set_ylabel("cross-entropy loss", fontsize=FONT["label"])
     name = next(iter(results_by_seed.values())).spec.name
     ax.set_title(f"{name}, several seeds", fontsize=FONT["title"])
-    ax.legend(fontsize=FONT["legend"] - 1, frameon=False)
+    ax.legend(fontsize=FONT["legend"] - 1, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
