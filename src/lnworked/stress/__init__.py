@@ -8,7 +8,9 @@ Modules, one concept each: :mod:`~lnworked.stress.config` (the article's configu
 cache), :mod:`~lnworked.stress.train` (the compiled fast path), :mod:`~lnworked.stress.reference` (the article's step-by-step loop),
 :mod:`~lnworked.stress.device`, :mod:`~lnworked.stress.article` (the article's own log),
 :mod:`~lnworked.stress.report` (CSV, figure, summary), :mod:`~lnworked.stress.sweep`
-(grids over depth, rate and seed; per-layer gradient norms),
+(grids over depth, rate and seed; one run under several seeds),
+:mod:`~lnworked.stress.probe` (per-layer gradient norms at initialisation),
+:mod:`~lnworked.stress.committed` (results shipped with their provenance),
 :mod:`~lnworked.stress.explorer` (the chapter's training controls) and
 :mod:`~lnworked.stress.cli` (``lnworked stress``).
 
