@@ -25,7 +25,7 @@ from lnworked.stress.config import StressConfig, check_warmup, warmup_for
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
 from lnworked.stress.optim import learning_rates
-from lnworked.stress.train import DEFAULT_CHUNK, _join, _train_into, cut_at_divergence, train_runs
+from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_logged, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "SeedRuns", "seed_runs", "write_sweep_csv", "read_sweep_csv",
            "SWEEP_COLUMNS", "write_seed_runs_csv", "read_seed_runs_csv", "SEED_COLUMNS", "largest_stable_rates",
@@ -156,29 +156,19 @@ def seed_runs(config: StressConfig, seeds: Sequence[int], pre_norm: bool = False
     with ``vmap``; ``{seed: RunResult}`` with full per-step logs. ``progress(name, step,
     steps, loss)`` is called per seed after each chunk; Ctrl-C returns the steps done so far."""
     from lnworked.stress.config import RunSpec
-    from lnworked.stress.results import RunResult
 
     seeds = _check_list(seeds, "seeds", lambda s: config.replace(seed=s))
     warmup = check_warmup(warmup, config.steps)
     device = select_device(device) if isinstance(device, str) else device
     data = [make_batches(config.replace(seed=s)) for s in seeds]
     schedule = np.stack([learning_rates(config.learning_rate, config.steps, warmup)] * len(seeds))
-
-    def on_chunk(done, losses):
-        for seed, loss in zip(seeds, losses):
-            if progress is not None:
-                progress(f"seed {seed}", done, config.steps, float(loss[-1]))
-
-    losses, norms, runs = [], [], SeedRuns()
-    try:
-        _train_into(config, [pre_norm] * len(seeds), seeds, np.stack([d[0] for d in data]),
-                    np.stack([d[1] for d in data]), schedule, device, chunk_steps, on_chunk, losses, norms)
-    except KeyboardInterrupt:
-        runs.interrupted = True
     name = ("Pre-Norm" if pre_norm else "Post-Norm") + (f" · {warmup}-step warmup" if warmup else " · no warmup")
-    for seed, rate, loss, norm in zip(seeds, schedule, _join(losses, len(seeds)), _join(norms, len(seeds))):
-        loss, norm, diverged = cut_at_divergence(loss, norm)
-        runs[seed] = RunResult(RunSpec(name, pre_norm, warmup), loss, norm, rate[: len(loss)], diverged)
+    results, _, interrupted = train_logged(
+        config, [RunSpec(name, pre_norm, warmup)] * len(seeds), [f"seed {s}" for s in seeds], seeds,
+        np.stack([d[0] for d in data]), np.stack([d[1] for d in data]), schedule, device,
+        chunk_steps=chunk_steps, progress=progress)
+    runs = SeedRuns(zip(seeds, results))
+    runs.interrupted = interrupted
     return runs
 
 

@@ -41,8 +41,8 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_step
 from lnworked.validation import check_int
 
-__all__ = ["make_start_fn", "initial_state", "make_chunk_fn", "train_runs", "train", "cut_at_divergence",
-           "DEFAULT_CHUNK"]
+__all__ = ["make_start_fn", "initial_state", "make_chunk_fn", "train_runs", "train_logged", "train",
+           "cut_at_divergence", "DEFAULT_CHUNK"]
 
 
 def make_start_fn(config: StressConfig):
@@ -189,6 +189,42 @@ def cut_at_divergence(loss: np.ndarray, norm: np.ndarray):
     return loss[: first + 1], norm[: first + 1], first + 1
 
 
+def train_logged(
+    config: StressConfig,
+    specs: Sequence[RunSpec],
+    names: Sequence[str],
+    seeds: Sequence[int],
+    sources: np.ndarray,
+    targets: np.ndarray,
+    rates: np.ndarray,
+    device,
+    *,
+    chunk_steps: int = DEFAULT_CHUNK,
+    progress: Callable[[str, int, int, float], None] | None = None,
+):
+    """:func:`train_runs` with each run's log as a :class:`RunResult` (cut at divergence):
+    ``(results, compile_seconds, interrupted)``. ``progress(names[r], step, steps, loss)``
+    after each chunk; Ctrl-C (or a ``KeyboardInterrupt`` from ``progress``) keeps the
+    chunks done and sets ``interrupted``."""
+
+    def on_chunk(done, losses):
+        if progress is not None:
+            for name, loss in zip(names, losses):
+                progress(name, done, config.steps, float(loss[-1]))
+
+    losses, norms, interrupted, compile_seconds = [], [], False, 0.0
+    try:
+        compile_seconds = _train_into(config, [s.pre_norm for s in specs], seeds, sources, targets, rates, device,
+                                      chunk_steps, on_chunk, losses, norms)
+    except KeyboardInterrupt:
+        interrupted = True
+    results = []
+    for spec, rate, loss, norm in zip(specs, rates, _join(losses, len(specs)), _join(norms, len(specs))):
+        loss, norm, diverged = cut_at_divergence(loss, norm)
+        results.append(RunResult(spec, loss, norm, rate[: len(loss)], diverged))
+    return results, compile_seconds, interrupted
+
+
 def train(
     config: StressConfig | None = None,
     runs: Sequence[RunSpec] | None = None,
@@ -209,21 +245,8 @@ def train(
     started = time.perf_counter()
     sources, targets = make_batches(config)
     rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs])
-
-    def on_chunk(done, losses):
-        if progress is not None:
-            for run, loss in zip(runs, losses):
-                progress(run.name, done, config.steps, float(loss[-1]))
-
-    losses, norms, interrupted, compile_seconds = [], [], False, 0.0
-    try:
-        compile_seconds = _train_into(config, [r.pre_norm for r in runs], [config.seed] * len(runs),
-                                      sources, targets, rates, device, chunk_steps, on_chunk, losses, norms)
-    except KeyboardInterrupt:
-        interrupted = True
-    results = []
-    for i, (run, loss, norm) in enumerate(zip(runs, _join(losses, len(runs)), _join(norms, len(runs)))):
-        loss, norm, diverged = cut_at_divergence(loss, norm)
-        results.append(RunResult(run, loss, norm, rates[i, : len(loss)], diverged))
+    results, compile_seconds, interrupted = train_logged(
+        config, runs, [r.name for r in runs], [config.seed] * len(runs), sources, targets, rates, device,
+        chunk_steps=chunk_steps, progress=progress)
     seconds = time.perf_counter() - started
     return StressResult(config, describe_device(device), seconds, results, interrupted, compile_seconds)
