@@ -143,6 +143,8 @@ def test_seeds_bad_arguments_exit_2(tmp_path, capsys):
     assert "seed" in capsys.readouterr().err
     assert main(["stress", "seeds", "--device", "cpu", "--warmup", "999", "--out", str(tmp_path)]) == 2
     assert "warmup" in capsys.readouterr().err
+    assert main(["stress", "seeds", "--device", "cpu", "--lr", "0", "--out", str(tmp_path)]) == 2
+    assert "lr:" in capsys.readouterr().err
 
 
 def test_sweep_bad_arguments_exit_2(tmp_path, capsys):

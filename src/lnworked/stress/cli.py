@@ -79,6 +79,13 @@ def _chunk(args) -> int:
     return check_int(args.chunk, "chunk", minimum=1)
 
 
+def _lr(args) -> float:
+    """``--lr``, checked here so that the message names the flag (the config says learning_rate)."""
+    if not args.lr > 0:
+        raise ValueError(f"lr: must be a finite number > 0, got {args.lr!r}")
+    return args.lr
+
+
 def _use_cache(args) -> None:
     if not args.no_cache:
         from lnworked.stress.compile import enable_compilation_cache
@@ -90,9 +97,7 @@ def run_stress(args) -> int:
     from lnworked.stress.report import check_writable, summary_table, write_outputs
     from lnworked.stress.train import train
 
-    if not args.lr > 0:
-        raise ValueError(f"lr: must be a finite number > 0, got {args.lr!r}")
-    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=args.lr, seed=args.seed,
+    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=_lr(args), seed=args.seed,
                           norm=args.norm)
     runs = default_runs(config, args.warmup)
     out = check_writable(args.out)
@@ -180,9 +185,7 @@ def run_seeds(args) -> int:
     from lnworked.stress.report import check_writable, save_figure
     from lnworked.stress.sweep import seed_runs, write_seed_runs_csv
 
-    if not args.lr > 0:
-        raise ValueError(f"lr: must be a finite number > 0, got {args.lr!r}")
-    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=args.lr, norm=args.norm)
+    config = StressConfig(layers=args.layers, steps=args.steps, learning_rate=_lr(args), norm=args.norm)
     out = check_writable(args.out)
     device = select_device(args.device)
     _use_cache(args)
