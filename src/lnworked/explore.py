@@ -121,6 +121,8 @@ __all__ = [
     "RESIDUAL",
     "EXPLORERS",
     "static_grid",
+    "spec_grid",
+    "show_explorer",
     "layer_norm_grid",
     "depth_grid",
     "residual_grid",
@@ -557,7 +559,11 @@ EXPLORERS = {spec.kind: spec for spec in (LAYER_NORM, DEPTH, RESIDUAL)}
 @lru_cache(maxsize=None)
 def static_grid(kind: str) -> dict:
     """The JSON grid of one explorer: its own layout plus ``series`` and the sliders' echo ``labels``."""
-    spec = EXPLORERS[kind]
+    return spec_grid(EXPLORERS[kind])
+
+
+def spec_grid(spec: Explorer) -> dict:
+    """:func:`static_grid` of any spec, also one defined outside this module (chapter 5's)."""
     return {
         **spec.grid(),
         "series": {s.key: {"label": s.label, "color": s.color} for s in spec.series},
@@ -631,7 +637,8 @@ def _static(spec: Explorer):
     root = f"lnw-{spec.kind}-{uuid.uuid4().hex[:12]}"
     defaults = spec.defaults()
     controls = "".join(_control_html(c) for c in spec.controls) + _params_html(spec, defaults)
-    data = json.dumps(static_grid(spec.kind), separators=(",", ":")).replace("</", "<\\/")
+    grid = static_grid(spec.kind) if EXPLORERS.get(spec.kind) is spec else spec_grid(spec)
+    data = json.dumps(grid, separators=(",", ":")).replace("</", "<\\/")
     script = explorer_script().replace("</", "<\\/")
     return HTML(
         f'{_STYLE}<div class="lnw-explorer" data-explorer="{spec.kind}" id="{root}">'
@@ -694,6 +701,11 @@ def _live(spec: Explorer):
 
 def _explorer(spec: Explorer):
     return _static(spec) if is_static_build() else _live(spec)
+
+
+def show_explorer(spec: Explorer):
+    """Either form of any spec: kernel-free HTML in the book build, ipywidgets in a kernel."""
+    return _explorer(spec)
 
 
 def layer_norm_explorer():
