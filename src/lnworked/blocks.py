@@ -166,13 +166,17 @@ def block_singular_values(x, sublayer, norm: str = "layer", eps: float = DEFAULT
 
 
 def jacobian_singular_value_samples(d: int = 16, samples: int = 200, seed: int = 0):
-    """:func:`block_singular_values` of LayerNorm blocks at ``samples`` random inputs.
+    """:func:`block_singular_values` of LayerNorm blocks at ``samples`` random inputs, each
+    placement at the inputs it meets in a stack.
 
     With ``rng = numpy.random.default_rng(seed)``: scales ``c = 10 ** rng.uniform(0, 1, (samples, 1))``
-    (log-uniform in [1, 10], a residual stream of std 1 to 10), then inputs
-    ``x = c * rng.normal(0, 1, (samples, d))``; sublayer ``MLP.random(d, 4 d, seed)``.
-    Returns ``(pre, post, sigma)``: arrays of shape ``(samples, d)`` (singular values,
-    descending) and the std ``sigma`` of ``x + F(x)`` per input, which Post-LN's norm divides by.
+    (log-uniform in [1, 10]), then ``x = c * rng.normal(0, 1, (samples, d))``; sublayer
+    ``MLP.random(d, 4 d, seed)``. Pre-LN's input is the residual stream itself, whose spread
+    grows with depth, so Pre-LN is evaluated at ``x`` (std 1 to 10). Post-LN's input is the
+    output of the previous block's LayerNorm, whose spread is 1 (``gamma = 1``), so Post-LN is
+    evaluated at ``LN(x)``. Returns ``(pre, post, sigma)``: arrays of shape ``(samples, d)``
+    (singular values, descending) and the std ``sigma`` of Post-LN's sum ``u + F(u)``,
+    ``u = LN(x)``, per input: what Post-LN's norm divides by.
     """
     d = check_int(d, "d", minimum=2)
     samples = check_int(samples, "samples", minimum=1)
@@ -181,6 +185,8 @@ def jacobian_singular_value_samples(d: int = 16, samples: int = 200, seed: int =
     scale = 10.0 ** rng.uniform(0.0, 1.0, (samples, 1))
     x = scale * rng.normal(0.0, 1.0, (samples, d))
     sublayer = MLP.random(d, 4 * d, seed=seed)
-    pre, post = block_singular_values(x, sublayer)
-    sigma = np.std(x + sublayer(x), axis=-1)
+    pre, _ = block_singular_values(x, sublayer)
+    u = NORMS["layer"][0](x, eps=DEFAULT_EPS)
+    _, post = block_singular_values(u, sublayer)
+    sigma = np.std(u + sublayer(u), axis=-1)
     return pre, post, sigma
