@@ -232,7 +232,7 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
 
 
 def errata_chart() -> Figure:
-    """For each erratum with numbers: the seed's value (grey) beside the library's (navy).
+    """For each erratum with numbers: the source text's value (grey) beside the library's (navy).
 
     One panel per record, titled by its id; a log scale where all values are positive and
     tiny or spread over more than two decades.
@@ -247,7 +247,7 @@ def errata_chart() -> Figure:
         values = np.concatenate([stated, computed])
         positive = bool(np.all(values > 0))
         log = positive and (values.max() < 1e-3 or values.max() / values.min() > 100)
-        ax.bar(positions - 0.2, stated, width=0.4, color=PALETTE["seed"], label="seed states", gid="seed")
+        ax.bar(positions - 0.2, stated, width=0.4, color=PALETTE["seed"], label="source text states", gid="seed")
         ax.bar(positions + 0.2, computed, width=0.4, color=PALETTE["library"], label="library computes",
                gid="library")
         for offset, series in ((-0.2, stated), (0.2, computed)):
@@ -261,7 +261,7 @@ def errata_chart() -> Figure:
             span = max(abs(values.min()), abs(values.max()))
             ax.set_ylim(min(0.0, values.min()) - 0.2 * span, max(0.0, values.max()) + 0.25 * span)
             ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
-        ax.set_xticks(positions, [f"[{i}]" for i in positions] if stated.size > 1 else ["value"])
+        ax.set_xticks(positions, [f"entry {i + 1}" for i in positions] if stated.size > 1 else ["value"])
         _title(ax, example.id)
     for ax in axes[len(rows):]:
         ax.axis("off")
