@@ -152,6 +152,27 @@ def test_block_diagrams_highway_enters_ln_in_post_and_bypasses_in_pre():
     assert all(y <= add_y + 1e-9 for _, y in points), "the Pre-LN highway goes straight up into the add"
 
 
+def test_transformer_block_diagrams_have_attention_mlp_two_norms_and_pre_ln_final_norm():
+    from lnworked.diagrams import transformer_block_diagrams
+
+    post, pre = transformer_block_diagrams().axes
+    assert "Post-LN" in post.get_title() and "Pre-LN" in pre.get_title()
+    for ax in (post, pre):
+        assert len(by_gid(ax, "box-norm")) == len(by_gid(ax, "box-add")) == len(by_gid(ax, "highway")) == 2
+        assert len(by_gid(ax, "box-attention")) == len(by_gid(ax, "box-mlp")) == 1
+        boxes = [box_bounds(b) for gid in ("box-norm", "box-attention", "box-mlp")
+                 for b in by_gid(ax, gid)]
+        for highway in by_gid(ax, "highway"):  # every residual copy ends on an add, crossing no box
+            points = list(zip(*highway.get_data()))
+            assert any(inside(points[-1], box_bounds(a)) for a in by_gid(ax, "box-add"))
+            assert not any(strictly_crosses(points, bounds) for bounds in boxes)
+    assert len(by_gid(pre, "box-final-norm")) == 1 and not by_gid(post, "box-final-norm")
+    # the order along the stream: Post-LN adds then normalises; Pre-LN normalises then runs the sublayer
+    height = lambda ax, gid: sorted(box_bounds(b)[2] for b in by_gid(ax, gid))
+    assert height(post, "box-add")[0] < height(post, "box-norm")[0] < height(post, "box-mlp")[0]
+    assert height(pre, "box-norm")[0] < height(pre, "box-attention")[0] < height(pre, "box-add")[0]
+
+
 @pytest.mark.parametrize("layers", [1, 4])
 def test_identity_path_diagram(layers):
     fig = build("identity_path_diagram") if layers == 4 else figures.identity_path_diagram(layers)

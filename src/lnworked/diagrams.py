@@ -1,6 +1,8 @@
 """The book's block diagrams, drawn with matplotlib patches in the house style.
 
 :func:`block_diagrams` is seed 004's figure s01 (one Post-LN and one Pre-LN block);
+:func:`transformer_block_diagrams` is a whole transformer block in each placement (attention,
+MLP, two norms per block, and Pre-LN's final norm);
 :func:`identity_path_diagram` is seed 002's diagram (stacked blocks: Pre-Norm's untouched
 identity highway against Post-Norm's N on every path). Artists that tests look for carry a
 ``gid`` (``"highway"``, ``"identity"``, ``"box-norm"``, ``"box-sublayer"``, ``"box-add"``).
@@ -15,7 +17,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 from lnworked.style import FONT, PALETTE, new_figure
 from lnworked.style import title as _title
 
-__all__ = ["block_diagrams", "identity_path_diagram"]
+__all__ = ["block_diagrams", "identity_path_diagram", "transformer_block_diagrams"]
 
 _BOX_W, _BOX_H = 1.5, 0.7
 _ADD_R = 0.32
@@ -173,4 +175,89 @@ def identity_path_diagram(layers: int = 4) -> Figure:
     _title(pre, "Pre-Norm: untouched identity highway", PALETTE["identity"])
     _stacked_column(post, layers, pre=False)
     _title(post, "Post-Norm: every path passes through N", PALETTE["post"])
+    return fig
+
+
+def _block_column(ax, pre: bool, font: int):
+    """One transformer block, bottom to top, for :func:`transformer_block_diagrams`.
+
+    Pre-LN: ``x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))``, and after the last block the
+    final norm ``ln_f``. Post-LN: ``x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))``, no final norm.
+    The orange highway is the residual copy of each sub-block.
+    """
+    width, height, radius, side = 1.9, 0.72, 0.3, 1.75
+    text = PALETTE["text"]
+    ax.plot([0, 0], [0.2, 0.8], color=text, linewidth=1.8, zorder=2)
+    _endpoint(ax, (0, 0.15), "$x_\\ell$", "top")
+    y = 0.8
+    for sub, (name, gid_name) in enumerate((("Attention", "box-attention"), ("MLP", "box-mlp"))):
+        fork = y
+        ax.plot([0], [fork], "o", color=text, markersize=6, zorder=4)
+        centres = [fork + 1.0, fork + 2.1] if pre else [fork + 1.0]
+        labels = [("LayerNorm", PALETTE["norm"], "box-norm", f"ln_{sub + 1}"), (name, PALETTE["sublayer"], gid_name, None)]
+        if not pre:
+            labels = labels[1:]
+        previous = fork
+        for centre, (label, color, gid, note) in zip(centres, labels):
+            _arrow(ax, (0, previous if previous == fork else previous + height / 2), (0, centre - height / 2), text)
+            _box(ax, (0, centre), label, color, gid, width=width, height=height)
+            if note:
+                ax.text(-width / 2 - 0.12, centre, note, ha="right", va="center", fontsize=font - 2,
+                        color=text, family="monospace")
+            previous = centre
+        add_y = previous + 1.05
+        _arrow(ax, (0, previous + height / 2), (0, add_y - radius), text)
+        _add_node(ax, (0, add_y), radius=radius)
+        _highway(ax, [(0, fork), (side, fork), (side, add_y), (radius, add_y)])
+        y = add_y
+        if not pre:
+            norm_y = add_y + 1.0
+            _arrow(ax, (0, add_y + radius), (0, norm_y - height / 2), text)
+            _box(ax, (0, norm_y), "LayerNorm", PALETTE["norm"], "box-norm", width=width, height=height)
+            ax.text(-width / 2 - 0.12, norm_y, f"ln_{sub + 1}", ha="right", va="center", fontsize=font - 2,
+                    color=text, family="monospace")
+            y = norm_y + height / 2
+        top = y + 0.75
+        if sub == 0:  # a plain line up to the next fork
+            ax.plot([0, 0], [y + (0 if not pre else radius), top], color=text, linewidth=1.8, zorder=2)
+        else:
+            _arrow(ax, (0, y + (0 if not pre else radius)), (0, top), text)
+        y = top
+    ax.text(0, y + 0.08, "$x_{\\ell+1}$", ha="center", va="bottom", fontsize=font, color=text)
+    end = y + 0.75
+    if pre:
+        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 2, color=text)
+        final_y = end + 1.2
+        _box(ax, (0, final_y), "LayerNorm", PALETTE["norm"], "box-final-norm", width=width, height=height)
+        ax.text(-width / 2 - 0.12, final_y, "ln_f", ha="right", va="center", fontsize=font - 2, color=text,
+                family="monospace")
+        _arrow(ax, (0, final_y + height / 2), (0, final_y + 1.0), text)
+        ax.text(0, final_y + 1.05, "readout", ha="center", va="bottom", fontsize=font, color=text)
+    else:
+        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 2, color=text)
+        _arrow(ax, (0, end + 0.7), (0, end + 1.5), text)
+        ax.text(0, end + 1.55, "readout (no final norm)", ha="center", va="bottom", fontsize=font, color=text)
+    return end + 2.6
+
+
+def transformer_block_diagrams() -> Figure:
+    """One whole transformer block in each placement: Post-LN (left) and Pre-LN (right).
+
+    Each block has two sub-blocks, attention and then the MLP, each with its own norm and its
+    own residual add (the orange highway): Post-LN normalises after each add
+    (``x = ln_1(x + attn(x))``, ``x = ln_2(x + mlp(x))``, as in the original transformer);
+    Pre-LN normalises the copy entering each sublayer (``x = x + attn(ln_1(x))``,
+    ``x = x + mlp(ln_2(x))``, as in GPT-2) and adds one final norm ``ln_f`` after the last
+    block. Norms carry gid ``box-norm`` (Pre-LN's final one ``box-final-norm``), sublayers
+    ``box-attention`` and ``box-mlp``, adds ``box-add``, residual copies ``highway``.
+    """
+    font = FONT["box"] + 1
+    fig, (post, pre) = new_figure(7.6, 10.0, ncols=2)
+    tops = []
+    for ax, is_pre, name, color in ((post, False, "Post-LN\n(original transformer)", PALETTE["post"]),
+                                    (pre, True, "Pre-LN\n(GPT-2, LLaMA)", PALETTE["pre"])):
+        tops.append(_block_column(ax, is_pre, font))
+        _title(ax, name, color)
+    for ax in (post, pre):
+        _diagram_axes(ax, (-1.9, 2.2), (-0.5, max(tops)))
     return fig
