@@ -12,14 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from lnworked.family import (
-    backward_gains,
-    gradient_depth_table,
-    post_ln_gain_split,
-    stack_profile,
-    stack_sublayers,
-    write_ratios,
-)
+from lnworked.backward_gains import backward_gains, gradient_depth_table, post_ln_gain_split
+from lnworked.random_stack import stack_profile, stack_sublayers
+from lnworked.residual_writes import write_ratios
 
 SEEDS = range(6)
 

@@ -1,5 +1,6 @@
-"""lnworked.family: each block against its formula re-computed directly, the analytic
-gradient route against jax autodiff, and the seed-002 claims that hold in the toy stack.
+"""The wider family (lnworked.placements, random_stack, family_table): each block against its
+formula re-computed directly, the analytic gradient route against jax autodiff, and the
+seed-002 claims that hold in the toy stack.
 
 The claims are asserted over fixed seed sets with wide margins; they were checked on five
 disjoint sets of ten seeds before being written down (see the chapter "The wider family").
@@ -13,24 +14,22 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from lnworked import family
+from lnworked import attention_logits, backward_gains, family_table as family_table_module, placements, random_stack, residual_writes
 from lnworked.blocks import MLP, Linear, post_ln, pre_ln
-from lnworked.family import (
+from lnworked.family_table import family_table, format_family_table
+from lnworked.placements import (
     VARIANTS,
     deepnorm,
     deepnorm_constants,
     deepnorm_jacobian,
-    family_table,
     final_norm,
     final_norm_jacobian,
-    format_family_table,
     normformer,
     normformer_jacobian,
     sandwich,
     sandwich_jacobian,
-    stack_profile,
-    stack_sublayers,
 )
+from lnworked.random_stack import seed_spread, stack_profile, stack_sublayers
 
 EPS = 1e-5
 
@@ -392,9 +391,11 @@ def test_block_validation(setup):
         family_table(layers=2, variants=["pre", "nope"])
 
 
-def test_module_exports():
-    for name in family.__all__:
-        assert hasattr(family, name)
+@pytest.mark.parametrize("module", [placements, random_stack, backward_gains, residual_writes,
+                                    attention_logits, family_table_module])
+def test_module_exports(module):
+    for name in module.__all__:
+        assert hasattr(module, name)
 
 
 # ----------------------------------------------------------------- the figure (figures.family_profiles)
@@ -414,7 +415,8 @@ def test_family_profiles_figure():
     lines = {line.get_gid(): line for ax in fig.axes for line in ax.get_lines() if line.get_gid()}
     for name, spec in VARIANTS.items():
         p = stack_profile(name, layers, width=width, seed=seed)
-        np.testing.assert_array_equal(lines[f"grad-{name}"].get_ydata(), p.input_grad_norm)
+        _, w, _ = stack_sublayers(name, layers, width, seed)
+        np.testing.assert_allclose(lines[f"grad-{name}"].get_ydata(), p.input_grad_norm / np.linalg.norm(w), rtol=1e-14)
         np.testing.assert_array_equal(lines[f"grad-{name}"].get_xdata(), np.arange(1, layers + 1))
         if spec.final:
             assert lines[f"head-{name}"].get_ydata()[0] == p.output_rms
@@ -426,7 +428,7 @@ def test_family_profiles_figure():
 
 
 def test_seed_spread_summarises_stack_profiles():
-    summary = family.seed_spread("post", layers=6, seeds=[0, 1, 2], width=8)
+    summary = seed_spread("post", layers=6, seeds=[0, 1, 2], width=8)
     grads = [stack_profile("post", 6, width=8, seed=s).final_input_grad_norm for s in (0, 1, 2)]
     assert summary["seeds"] == 3
     assert summary["median_grad"] == pytest.approx(np.median(grads))
@@ -434,4 +436,18 @@ def test_seed_spread_summarises_stack_profiles():
     assert summary["log10_spread"] == pytest.approx(np.log10(grads).std())
     assert summary["min_grad_any_depth"] <= summary["min_grad"]
     with pytest.raises(ValueError, match="^seeds:"):
-        family.seed_spread("post", seeds=[])
+        seed_spread("post", seeds=[])
+
+
+def test_readout_norm_and_the_relative_gradient():
+    """readout_norm is ||w|| of the stack's own readout; the relative minimum is the minimum of
+    input_grad_norm / ||w|| over seeds and depths (re-computed here from the profiles)."""
+    seeds = [0, 1, 2]
+    profiles = [stack_profile("pre", 6, width=8, seed=s) for s in seeds]
+    for s, p in zip(seeds, profiles):
+        assert p.readout_norm == pytest.approx(np.linalg.norm(stack_sublayers("pre", 6, 8, s)[1]))
+    summary = seed_spread("pre", layers=6, seeds=seeds, width=8)
+    expected = min(float((p.input_grad_norm / np.linalg.norm(stack_sublayers("pre", 6, 8, s)[1])).min())
+                   for s, p in zip(seeds, profiles))
+    assert summary["min_relative_grad_any_depth"] == pytest.approx(expected)
+

@@ -1,4 +1,4 @@
-"""lnworked.family, modern practice: the reordered norm, scaled writes, the LLaMA-style stack,
+"""The wider family, modern practice (lnworked.placements and the measurements on its stack): the reordered norm, scaled writes, the LLaMA-style stack,
 Post-LN's backward factor split in two, and attention logits with and without QK-norm.
 
 Each block is checked against its formula re-computed directly and its Jacobian against
@@ -15,20 +15,18 @@ import numpy as np
 import pytest
 
 from lnworked.blocks import MLP, pre_ln
-from lnworked.family import (
+from lnworked.attention_logits import attention_logit_growth
+from lnworked.backward_gains import post_ln_gain_split
+from lnworked.placements import (
     MODERN_VARIANTS,
-    attention_logit_growth,
     gpt2_residual_scale,
-    modern_profile,
-    post_ln_backward_split,
     reordered,
     reordered_jacobian,
     scaled_pre_ln,
     scaled_pre_ln_jacobian,
-    scaled_write_sweep,
-    stack_profile,
-    stack_sublayers,
 )
+from lnworked.random_stack import stack_profile, stack_sublayers
+from lnworked.residual_writes import scaled_write_sweep
 
 EPS = 1e-5
 SEEDS = range(6)
@@ -137,7 +135,7 @@ def test_scale_is_validated(setup, bad):
 
 def test_unknown_modern_variant():
     with pytest.raises(ValueError, match="variant"):
-        modern_profile("olmo3", 4)
+        stack_profile("olmo3", 4)
 
 
 # ----------------------------------------------------------------- the stack: claims of the chapter
@@ -158,17 +156,17 @@ def test_modern_gradient_route_matches_finite_differences():
             return w @ v
 
         grad = np.array([(readout(x0 + e) - readout(x0 - e)) / 2e-6 for e in np.eye(width) * 1e-6])
-        profile = modern_profile(name, layers, width, seed=3)
+        profile = stack_profile(name, layers, width, seed=3)
         assert profile.final_input_grad_norm == pytest.approx(np.linalg.norm(grad), rel=1e-5)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_final_norm_hands_the_head_unit_rms_while_the_stream_grows(seed):
-    llama = modern_profile("llama", LAYERS, seed=seed)
+    llama = stack_profile("llama", LAYERS, seed=seed)
     assert llama.output_rms == pytest.approx(1.0, abs=1e-3)
     assert llama.final_stream_rms > 2 * llama.stream_rms[0]
     # the stack itself is Pre-RMSNorm: the same stream
-    np.testing.assert_allclose(llama.stream_rms, modern_profile("pre_rms", LAYERS, seed=seed).stream_rms)
+    np.testing.assert_allclose(llama.stream_rms, stack_profile("pre_rms", LAYERS, seed=seed).stream_rms)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -176,8 +174,8 @@ def test_normalised_writes_bound_the_stream_against_stronger_weights(seed):
     """Reordered and sandwich writes have the norm's scale: tripling every weight barely moves
     the stream; in plain Pre-RMSNorm it multiplies the stream several times over."""
     def growth(name):
-        base = modern_profile(name, LAYERS, seed=seed).final_stream_rms
-        return modern_profile(name, LAYERS, seed=seed, branch_scale=3.0).final_stream_rms / base
+        base = stack_profile(name, LAYERS, seed=seed).final_stream_rms
+        return stack_profile(name, LAYERS, seed=seed, branch_scale=3.0).final_stream_rms / base
 
     assert 0.75 < growth("reordered") < 1.33
     assert 0.75 < growth("sandwich_rms") < 1.33
@@ -187,15 +185,15 @@ def test_normalised_writes_bound_the_stream_against_stronger_weights(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_normalised_writes_still_make_a_growing_stream(seed):
     for name in ("reordered", "sandwich_rms"):
-        rms_curve = modern_profile(name, LAYERS, seed=seed).stream_rms
+        rms_curve = stack_profile(name, LAYERS, seed=seed).stream_rms
         assert rms_curve[-1] > 3 * rms_curve[0]
         assert rms_curve[-1] > rms_curve[LAYERS // 4] > rms_curve[0]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scaled_writes_keep_the_stream_and_gradient_near_their_start(seed):
-    scaled = modern_profile("scaled", LAYERS, seed=seed)
-    plain = modern_profile("pre_rms", LAYERS, seed=seed)
+    scaled = stack_profile("scaled", LAYERS, seed=seed)
+    plain = stack_profile("pre_rms", LAYERS, seed=seed)
     assert scaled.final_stream_rms < plain.final_stream_rms
     spread = lambda p: p.input_grad_norm.max() / p.input_grad_norm.min()  # noqa: E731
     assert spread(scaled) < spread(plain)
@@ -223,26 +221,70 @@ def test_scaled_write_sweep_shape(seed):
 
 
 def test_split_reassembles_the_stack_gradient():
-    for seed in SEEDS:
-        split = post_ln_backward_split(12, seed=seed)
+    split = post_ln_gain_split(12, seeds=SEEDS)
+    for row, seed in enumerate(SEEDS):
         _, w, _ = stack_sublayers("post", 12, 16, seed)
-        total = np.prod(split["step_gain"]) * np.linalg.norm(w)
+        total = np.prod(split["gain"][row]) * np.linalg.norm(w)
         assert total == pytest.approx(stack_profile("post", 12, seed=seed).final_input_grad_norm, rel=1e-9)
-        np.testing.assert_allclose(split["step_gain"], split["norm_gain"] * split["branch_gain"])
-        assert split["sigma"].shape == (12,)
+    np.testing.assert_allclose(split["gain"], split["norm_gain"] * split["branch_gain"])
+    assert split["sigma"].shape == (len(SEEDS), 12)
+    assert split["mean_gain"] == pytest.approx(np.exp(np.log(split["gain"]).mean()))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_norm_shrinks_the_residual_add_amplifies_and_they_nearly_cancel(seed):
     """J_N shrinks a typical step (1/sigma with sigma > 1), I + J_F amplifies it, and the
     typical step is far closer to 1 than the scalar toy's steady 0.65."""
-    split = post_ln_backward_split(LAYERS, seed=seed)
+    split = post_ln_gain_split(LAYERS, seeds=[seed])
     assert np.median(split["norm_gain"]) < 0.95
     assert np.median(split["branch_gain"]) > 1.05
     assert np.median(split["sigma"]) > 1
-    geometric_mean = np.exp(np.mean(np.log(split["step_gain"])))
-    assert 0.85 < geometric_mean < 1.15
-    assert np.prod(split["step_gain"]) > 1e3 * 0.65**LAYERS
+    assert 0.85 < split["mean_gain"] < 1.15
+    assert np.prod(split["gain"]) > 1e3 * 0.65**LAYERS
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_norm_factor_is_at_most_one_over_sigma(seed):
+    """J_N = (1/sigma) x (a projection): it cannot stretch the gradient by more than 1/sigma."""
+    split = post_ln_gain_split(12, seeds=[seed])
+    assert np.all(split["norm_gain"] <= 1 / split["sigma"] * (1 + 1e-12))
+
+
+def test_a_write_bias_is_checked_against_a_hand_built_stack():
+    """write_bias = b adds b u (u of unit RMS, from default_rng((seed, 2))) to every write;
+    the product of the split's gains times ||w|| is the finite-difference input gradient of
+    that stack, built here with blocks.post_ln."""
+    from dataclasses import replace
+
+    from lnworked.blocks import post_ln
+
+    layers, width, seed, b = 4, 6, 5, 2.0
+    x0, w, subs = stack_sublayers("post", layers, width, seed)
+    u = np.random.default_rng((seed, 2)).normal(size=width)
+    u /= np.sqrt(np.mean(u**2))
+    subs = [replace(f, b2=f.b2 + b * u) for f in subs]
+
+    def readout(v):
+        for f in subs:
+            v = post_ln(v, f)
+        return w @ v
+
+    grad = np.array([(readout(x0 + e) - readout(x0 - e)) / 2e-6 for e in np.eye(width) * 1e-6])
+    split = post_ln_gain_split(layers, seeds=[seed], width=width, write_bias=b)
+    assert np.prod(split["gain"]) * np.linalg.norm(w) == pytest.approx(np.linalg.norm(grad), rel=1e-5)
+
+
+def test_a_bias_dominated_write_makes_the_gradient_shrink_like_the_toy():
+    """Varying the cause: a bias makes the write (hence sigma) large without touching J_F, so
+    the norm's shrinkage is no longer matched by the residual add and the gain falls below 1."""
+    means = [post_ln_gain_split(24, seeds=range(4), write_bias=b) for b in (0.0, 1.0, 3.0)]
+    gains = [m["mean_gain"] for m in means]
+    assert gains[0] > gains[1] > gains[2]
+    assert 0.9 < gains[0] and gains[2] < 0.5
+    branch = [m["mean_branch_gain"] for m in means]
+    assert max(branch) / min(branch) < 1.1  # the residual add does not see the bias
+    with pytest.raises(ValueError, match="^write_bias:"):
+        post_ln_gain_split(4, write_bias=-1.0)
 
 
 # ----------------------------------------------------------------- QK-norm

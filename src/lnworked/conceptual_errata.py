@@ -26,7 +26,7 @@ from lnworked.blocks import (MLP, Linear, autodiff_jacobian, input_gradient, jac
                              post_ln_jacobian, pre_ln_jacobian)
 from lnworked.depth import gradient_factor, residual_std
 from lnworked.display import format_value
-from lnworked.family import seed_spread
+from lnworked.random_stack import seed_spread
 from lnworked.norms import layer_norm, layer_norm_jacobian
 
 __all__ = ["ConceptualErratum", "conceptual_errata", "get_conceptual_erratum", "conceptual_erratum_markdown"]

@@ -3,7 +3,7 @@
 Every function returns a :class:`~lnworked.style.BookFigure` in the house style of
 :mod:`lnworked.style` (palette, fonts, white face). Every number a figure plots comes from
 the library (the worked-example registry of :mod:`lnworked.examples`, :mod:`lnworked.depth`,
-:mod:`lnworked.norms`, :mod:`lnworked.blocks`, :mod:`lnworked.family`); none is typed or
+:mod:`lnworked.norms`, :mod:`lnworked.blocks`, :mod:`lnworked.random_stack`); none is typed or
 computed here beyond picking what to show. Artists that tests look for carry a ``gid``
 (``"bars"``, ``"mean"``, ``"post"``, ...). The block diagrams live in
 :mod:`lnworked.diagrams` and are re-exported here, so chapters call every figure as
@@ -22,7 +22,8 @@ from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, r
 from lnworked.diagrams import block_diagrams, identity_path_diagram
 from lnworked.display import format_value, numeric_errata
 from lnworked.examples import get_example
-from lnworked.family import VARIANTS, stack_profile
+from lnworked.placements import VARIANTS
+from lnworked.random_stack import stack_profile
 from lnworked.norms import DegenerateInputError, layer_norm
 from lnworked.style import FONT, PALETTE, new_figure
 from lnworked.style import labels as _labels
@@ -119,14 +120,14 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
 
 def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, samples: int = 4000,
                     seed: int = 0) -> Figure:
-    """Std of the residual stream against the number of additions N.
+    """Std of the residual stream against the number of additions L.
 
     Pre-LN: the analytic ``sqrt(N v)`` line (:func:`lnworked.depth.residual_std`) and Monte
     Carlo points (:func:`lnworked.depth.residual_variance_monte_carlo`). Post-LN: the
-    stream ``x <- LN(x + h)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
+    stream ``x <- LN(x + F)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
     at 1.
     """
-    fig, ax = new_figure(8.0, 4.8)
+    fig, ax = new_figure(6.4, 4.8)
     n = np.arange(1, max_additions + 1)
     analytic = np.array([residual_std(int(k), branch_variance) for k in n])
     ax.plot(n, analytic, color=PALETTE["pre"], linewidth=2.4, gid="pre-analytic",
@@ -136,11 +137,11 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     ax.plot(points, monte_carlo, "o", color=PALETTE["highway"], markersize=7, gid="pre-monte-carlo",
             label=f"Pre-LN, Monte Carlo ({samples} samples)")
     post = post_ln_stream_std(max_additions, branch_variance, samples, seed + 1)  # independent of the points
-    ax.plot(n, post, color=PALETTE["post"], linewidth=2.4, gid="post", label="Post-LN stream, LN(x + h)")
+    ax.plot(n, post, color=PALETTE["post"], linewidth=2.4, gid="post", label="Post-LN stream, $N(x + F)$")
     ax.set_xlim(0, max_additions + 1)
     ax.set_ylim(0, analytic.max() * 1.1)
-    _labels(ax, "additions $L$", "std of the residual stream")
-    _title(ax, f"Residual stream after $L$ additions of variance $v = {format_value(branch_variance)}$")
+    _labels(ax, "number of writes $L$", "std of the residual stream")
+    _title(ax, f"Stream std after $L$ writes of variance $v = {format_value(branch_variance)}$")
     _legend(ax, loc="upper left")
     return fig
 
@@ -275,7 +276,7 @@ def errata_chart() -> Figure:
 
 # --- The wider family ----------------------------------------------------------------
 
-#: Colour, line style and width of each :data:`lnworked.family.VARIANTS` entry in the
+#: Colour, line style and width of each :data:`lnworked.placements.VARIANTS` entry in the
 #: family figure (Post-LN is drawn wide underneath DeepNorm's dashes: both streams are 1).
 FAMILY_STYLE = {
     "post": (PALETTE["post"], "-", 4.0),
@@ -289,16 +290,17 @@ FAMILY_STYLE = {
 
 
 def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
-    """Stream RMS after each layer (left) and input-gradient norm against depth (right).
+    """Stream RMS after each layer (top) and input-gradient norm against depth (bottom).
 
-    Every curve is :func:`lnworked.family.stack_profile` of one variant (same seed, hence
-    the same input, readout and sublayer weights). Left (linear): ``stream_rms`` for
+    Every curve is :func:`lnworked.random_stack.stack_profile` of one variant (same seed, hence
+    the same input, readout and sublayer weights). Top (linear): ``stream_rms`` for
     ``l = 0..L``; Pre-LN + final norm has Pre-LN's stream, so it appears only as one
-    marker, the RMS of ``N_final(x_L)`` that the head sees. Right (log):
-    ``input_grad_norm``, ``|| d(w . y_l) / d x_0 ||`` for ``l = 1..L``. Lines carry ``gid``
+    marker, the RMS of ``N_final(x_L)`` that the head sees. Bottom (log):
+    ``input_grad_norm / readout_norm``, ``|| d(w . y_l) / d x_0 || / ||w||`` for ``l = 1..L``
+    (1 means the readout's gradient arrives at its own size). Lines carry ``gid``
     ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
     """
-    fig, (left, right) = new_figure(12.0, 5.6, ncols=2)
+    fig, (left, right) = new_figure(6.4, 10.0, nrows=2)
     handles = []
     for name, spec in VARIANTS.items():
         profile = stack_profile(name, layers, width=width, seed=seed)
@@ -308,7 +310,8 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
                       linewidth=linewidth, gid=f"rms-{name}")
         else:
             left.plot([layers], [profile.output_rms], "D", color=color, markersize=9, gid=f"head-{name}")
-        (line,) = right.plot(np.arange(1, layers + 1), profile.input_grad_norm, color=color, linestyle=style,
+        (line,) = right.plot(np.arange(1, layers + 1), profile.input_grad_norm / profile.readout_norm,
+                             color=color, linestyle=style,
                              linewidth=linewidth, label=spec.label, gid=f"grad-{name}")
         handles.append(line)
     left.set_ylim(0, None)
@@ -322,9 +325,9 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
                       ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
     _labels(left, "layer $\\ell$", "RMS of the residual stream $x_\\ell$")
     _title(left, f"Forward: stream size ($d = {width}$, seed {seed})")
-    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\|$ (log scale)")
+    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\| \\,/\\, \\|w\\|$ (log)")
     _title(right, "Backward: gradient reaching the input")
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT["legend"], frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT["legend"], frameon=False)
     return fig
 
 

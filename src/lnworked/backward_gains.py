@@ -1,0 +1,148 @@
+"""How much each block of the random toy stack scales the gradient on its way back.
+
+Chapter 3 sets the measured stack (:mod:`lnworked.random_stack`) beside the scalar toy
+``f^L`` (:mod:`lnworked.depth`): the gradient of the readout ``w . y_L`` is carried from the
+top of the stack to its input, ``g_L = w`` and ``g_(l-1) = J_l^T g_l``, and each block's gain::
+
+    gain_l = ||J_l^T g_l|| / ||g_l||
+
+is the matrix counterpart of the toy's per-layer factor ``f``. :func:`backward_gains` records
+it for any placement, :func:`post_ln_gain_split` splits Post-LN's into the norm's factor and
+the residual add's, and :func:`gradient_depth_table` summarises the input gradient against
+depth over seeds. Everything is measured at initialisation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from lnworked.blocks import _norm
+from lnworked.norms import DEFAULT_EPS
+from lnworked.placements import _check_scale, final_norm_jacobian, variant_spec
+from lnworked.random_stack import seed_spread, stack_sublayers
+
+__all__ = ["gradient_depth_table", "backward_gains", "post_ln_gain_split"]
+
+
+def gradient_depth_table(variants=("post", "pre"), depths=(6, 12, 24, 48, 96), seeds=range(8),
+                         width: int = 16, branch_scale: float = 1.0) -> list[dict]:
+    """The input gradient of :func:`stack_profile` against depth, summarised over seeds.
+
+    One row per ``(variant, L)`` with the keys of :func:`seed_spread` plus ``variant``,
+    ``layers`` and ``per_layer``, the per-layer factor that the median implies::
+
+        per_layer = median_grad ** (1 / L)
+
+    (the ``f`` of the scalar toy ``f^L``; the readout ``w`` has norm about 1, so the
+    median itself plays the role of ``f^L``).
+    """
+    rows = []
+    for variant in variants:
+        for layers in depths:
+            summary = seed_spread(variant, layers, seeds=seeds, width=width, branch_scale=branch_scale)
+            rows.append({"variant": variant_spec(variant).name, "layers": int(layers),
+                         "per_layer": summary["median_grad"] ** (1.0 / layers), **summary})
+    return rows
+
+
+def backward_gains(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
+    """How much each block of :func:`stack_profile`'s stack scales the backward gradient.
+
+    The gradient of the readout ``w . y_L`` is carried from the top of the stack to its input,
+    ``g_L = w`` (through ``J_Nfinal`` for a variant with a final norm) and
+    ``g_(l-1) = J_l^T g_l`` with ``J_l`` the analytic block Jacobian. The gain of block ``l`` is::
+
+        gain_l = ||J_l^T g_l|| / ||g_l||
+
+    the matrix counterpart of the scalar toy's per-layer factor; the product of the gains
+    times ``||g_L||`` is the input-gradient norm of the stack. Returns ``gain`` (shape
+    ``(seeds, layers)``, block 1 first), ``geometric_mean`` (``exp`` of the mean log gain),
+    ``fraction_below_one``, ``min`` and ``max`` over all blocks and seeds.
+    """
+    spec = variant_spec(variant)
+    gains = []
+    for seed in seeds:
+        x, readout, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+        layers_ = len(sublayers)
+        jacobians = []
+        for sublayer in sublayers:
+            jacobians.append(spec.jacobian(x, sublayer, layers_))
+            x = spec.block(x, sublayer, layers_)
+        g = final_norm_jacobian(x, spec.final).T @ readout if spec.final else readout
+        row = []
+        for jacobian in reversed(jacobians):
+            new = jacobian.T @ g
+            row.append(float(np.linalg.norm(new) / np.linalg.norm(g)))
+            g = new
+        gains.append(row[::-1])
+    if not gains:
+        raise ValueError("seeds: need at least one seed")
+    gains = np.asarray(gains)
+    return {
+        "gain": gains,
+        "geometric_mean": float(np.exp(np.log(gains).mean())),
+        "fraction_below_one": float((gains < 1.0).mean()),
+        "min": float(gains.min()),
+        "max": float(gains.max()),
+    }
+
+
+def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0,
+                       eps: float = DEFAULT_EPS, write_bias: float = 0.0) -> dict:
+    """Split each Post-LN block's backward gain into the norm's part and the residual add's.
+
+    Block ``l`` computes ``z_l = x_l + F_l(x_l)`` and ``x_(l+1) = LN(z_l)``; its Jacobian
+    ``J_N(z_l) (I + J_F(x_l))`` is applied to the gradient ``g`` from above in two steps::
+
+        h = J_N(z_l)^T g               norm_gain   = ||h|| / ||g||   (<= 1/sigma_l: J_N is
+                                                                      (1/sigma) times a projection)
+        g' = (I + J_F(x_l))^T h        branch_gain = ||g'|| / ||h||
+                                       gain        = ||g'|| / ||g||  = norm_gain * branch_gain
+
+    with ``sigma_l = sqrt(Var(z_l) + eps)`` the spread of the norm's input. Since ``x_l`` has
+    unit spread and the write ``F_l(x_l)`` has variance ``v`` relative to it,
+    ``sigma_l ~ sqrt(1 + v)`` when the two are uncorrelated. The scalar toy of source text 004
+    fixes ``1/sigma = 0.5`` and ``1 + F' = 1.3``. Returns arrays ``sigma``, ``norm_gain``,
+    ``branch_gain``, ``gain``, ``write_ratio`` (``||F_l(x_l)|| / ||x_l||``), each of shape
+    ``(seeds, layers)``, and the geometric mean of each under ``mean_<name>``.
+
+    ``write_bias = b > 0`` gives every sublayer an output bias ``b2 = b u``, with ``u`` a fixed
+    random vector of unit RMS (from ``default_rng((seed, 2))``): a write ``F(x) = F_0(x) + b u``
+    that is large although its Jacobian ``J_F`` is unchanged (a bias has no derivative), the
+    pairing of a large write with a small derivative that the bias-free stack cannot make.
+    """
+    write_bias = _check_scale(write_bias, "write_bias")
+    normalize, jacobian = _norm("layer")
+    out = {key: [] for key in ("sigma", "norm_gain", "branch_gain", "gain", "write_ratio")}
+    for seed in seeds:
+        x, readout, sublayers = stack_sublayers("post", layers, width, seed, branch_scale)
+        if write_bias:
+            direction = np.random.default_rng((seed, 2)).normal(size=x.shape[-1])
+            bias = write_bias * direction / np.sqrt(np.mean(direction**2))
+            sublayers = [replace(sublayer, b2=sublayer.b2 + bias) for sublayer in sublayers]
+        cache = []
+        for sublayer in sublayers:
+            write = sublayer(x)
+            z = x + write
+            cache.append((x, z, sublayer, float(np.linalg.norm(write) / np.linalg.norm(x))))
+            x = normalize(z, eps=eps)
+        rows = []
+        g = readout
+        for x_l, z, sublayer, ratio in reversed(cache):
+            h = jacobian(z, eps=eps).T @ g
+            new = (np.eye(x_l.shape[-1]) + sublayer.jacobian(x_l)).T @ h
+            norm_g, norm_h, norm_new = (float(np.linalg.norm(v)) for v in (g, h, new))
+            rows.append((math.sqrt(float(np.var(z)) + eps), norm_h / norm_g, norm_new / norm_h,
+                         norm_new / norm_g, ratio))
+            g = new
+        for key, column in zip(out, zip(*rows[::-1])):
+            out[key].append(column)
+    if not out["gain"]:
+        raise ValueError("seeds: need at least one seed")
+    result = {key: np.asarray(value) for key, value in out.items()}
+    for key in list(result):
+        result[f"mean_{key}"] = float(np.exp(np.log(result[key]).mean()))
+    return result
