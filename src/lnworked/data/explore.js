@@ -147,7 +147,9 @@
         d += pen + x(o.xs[i]).toFixed(1) + "," + y(v).toFixed(1) + " ";
         pen = "L";
       }
-      node(svg, svg, "path", { d: d, fill: "none", stroke: s.color, "stroke-width": "2", "class": "lnw-line", "data-series": s.key });
+      var attrs = { d: d, fill: "none", stroke: s.color, "stroke-width": s.width || "2", "class": "lnw-line", "data-series": s.key };
+      if (s.opacity) { attrs["stroke-opacity"] = s.opacity; }
+      node(svg, svg, "path", attrs);
     });
     if (o.marker !== undefined) {
       var mx = x(o.marker);
@@ -159,7 +161,12 @@
         }
       });
     }
-    legend(svg, f, o.series.map(function (s) { return { label: s.label, color: s.color }; }));
+    if (o.ref !== undefined && o.ref >= lo && o.ref <= hi) {
+      node(svg, svg, "line", { x1: f.left, y1: y(o.ref), x2: f.right, y2: y(o.ref), stroke: "currentColor",
+        "stroke-dasharray": "2 3", "class": "lnw-ref" });
+    }
+    legend(svg, f, o.series.filter(function (s) { return !s.nolegend; })
+      .map(function (s) { return { label: s.label, color: s.color }; }));
   }
 
   /* Grouped bars: groups = component labels; series values may be null (drawn as "0/0"). */
@@ -211,7 +218,8 @@
     var ie = data.axes.eps.indexOf(value(root, "eps"));
     var ig = data.axes.gamma.indexOf(value(root, "gamma"));
     var ib = data.axes.beta.indexOf(value(root, "beta"));
-    var row = data.values[key][ie][ig][ib];
+    var is = data.axes.sublayer.indexOf(value(root, "sublayer"));
+    var row = data.values[key][is][ie][ig][ib];
     var d = vec.length, post = [], pre = [];
     for (var i = 0; i < d; i++) {
       readout(root, "post-" + (i + 1), row[i]);
@@ -232,6 +240,7 @@
     readout(root, "post", post[depth - 1]);
     readout(root, "pre", pre[depth - 1]);
     readout(root, "post-depth-below", data.below[p]);
+    readout(root, "pre-depth-below", data.below_pre[a]);
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: data.depths, log: true, marker: depth, xTicks: [1, 16, 32, 48, 64, 80, 96, 112, 128],
       series: [series(data, "pre", null, pre.map(num)), series(data, "post", null, post.map(num))],
@@ -247,6 +256,43 @@
       xs: data.ns, log: false, marker: n, yMin: 0, yMax: data.y_max, xTicks: [1, 32, 64, 96, 128, 160, 192, 224, 256],
       series: [series(data, "std", data.series.std.label + ", v = " + v, data.std[v].map(num))],
       xLabel: "L (additions to the residual stream)", yLabel: "std(x_L)"
+    });
+  };
+
+  /* Chapter 5: one committed training run per setting of the selects (lnworked.stress.explorer). */
+  RENDER.training = function (root, data) {
+    var key = data.controls.map(function (name) { return value(root, name); }).join("|");
+    var run = data.runs[key];
+    data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks,
+      series: data.order.map(function (k) {
+        return series(data, k, null, k === "uniform" ? data.steps.map(function () { return data.uniform; }) : run[k]);
+      }),
+      xLabel: "training step", yLabel: "loss, gradient norm (log scale)"
+    });
+  };
+
+  /* Chapter 3: a random stack of blocks, one cell per (placement, branch scale, depth), all seeds. */
+  RENDER["random-stack"] = function (root, data) {
+    var placement = value(root, "placement"), view = value(root, "view"), depth = value(root, "depth");
+    var cell = data.cells[placement + "|" + value(root, "branch_scale") + "|" + depth];
+    var seed = at(root, "seed"), shown = cell.readouts[seed];
+    data.readouts.forEach(function (k) { readout(root, k, shown[k]); });
+    var rows = cell[view], xs = [];
+    for (var i = view === "norm" ? 0 : 1; i <= cell.gain[0].length; i++) { xs.push(i); }
+    var lines = [];
+    rows.forEach(function (row, i) {
+      if (i !== seed) {
+        lines.push({ key: "seeds", label: data.series.seeds.label, color: data.series.seeds.color, values: row,
+          width: "1", opacity: "0.45", nolegend: lines.length > 0 });
+      }
+    });
+    lines.push(series(data, placement, data.series[placement].label + ", seed " + seed, rows[seed]));
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: xs, log: view === "norm", ref: 1, xTicks: data.ticks[depth], series: lines,
+      xLabel: view === "norm" ? "layer ℓ (0 = input, L = top)" : "block ℓ",
+      yLabel: view === "norm" ? "‖g_ℓ‖ / ‖g_L‖ (log scale)" : "gain of block ℓ"
     });
   };
 
