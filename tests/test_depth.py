@@ -223,3 +223,27 @@ def test_post_ln_stream_std_is_reproducible_by_seed():
 def test_post_ln_stream_std_rejects_bad_arguments_by_name(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}:"):
         post_ln_stream_std(**kwargs)
+
+
+def test_gradient_norm_profile_of_equal_gains_is_the_scalar_toy():
+    from lnworked.depth import gradient_norm_profile
+
+    profile = gradient_norm_profile([0.65] * 10)
+    assert profile.shape == (11,) and profile[-1] == 1.0
+    np.testing.assert_allclose(profile, [gradient_factor(0.65, 10 - l) if l < 10 else 1.0 for l in range(11)])
+
+
+def test_gradient_norm_profile_multiplies_the_gains_above_each_layer():
+    from lnworked.depth import gradient_norm_profile
+
+    gains = [2.0, 0.5, 3.0]
+    # by hand: layer 0 sees all three blocks, layer 1 blocks 2 and 3, layer 2 block 3, layer 3 (the top) none
+    np.testing.assert_allclose(gradient_norm_profile(gains), [3.0, 1.5, 3.0, 1.0])
+
+
+@pytest.mark.parametrize("bad", [[], [[1.0]], [1.0, float("nan")], [-0.5]])
+def test_gradient_norm_profile_rejects_bad_gains(bad):
+    from lnworked.depth import gradient_norm_profile
+
+    with pytest.raises(ValueError, match="gains"):
+        gradient_norm_profile(bad)

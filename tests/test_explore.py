@@ -18,7 +18,10 @@ EXPLORERS = {
     "layer-norm": explore.layer_norm_explorer,
     "depth": explore.depth_explorer,
     "residual": explore.residual_explorer,
+    "random-stack": explore.random_stack_explorer,
 }
+#: The largest JSON grid each explorer may carry (compact JSON, bytes): the page must stay fast.
+GRID_LIMIT = {"layer-norm": 850_000, "depth": 300_000, "residual": 300_000, "random-stack": 300_000}
 
 
 @pytest.fixture
@@ -99,8 +102,12 @@ def test_constant_vector_with_eps_zero_is_undefined_not_nan():
 
 def test_depth_readouts():
     r = explore.depth_readouts(0.65, 0.3, 10)
-    assert r == {"post": "0.0134627", "pre": "13.7858", "post-depth-below": str(depth_below(0.65, 0.01))}
+    assert r == {"post": "0.0134627", "pre": "13.7858", "post-depth-below": str(depth_below(0.65, 0.01)),
+                 "pre-depth-below": "never"}
     assert explore.depth_readouts(1.0, 0.0, 128)["post-depth-below"] == "never"
+    # a negative branch slope makes the toy's Pre-LN factor 1 + F' < 1: it falls like Post-LN's
+    neg = explore.depth_readouts(0.65, -0.35, 10)
+    assert neg["pre"] == neg["post"] and neg["pre-depth-below"] == neg["post-depth-below"]
 
 
 # --- the static form ---------------------------------------------------------------------------
@@ -129,7 +136,7 @@ def test_static_html_is_offline_and_follows_the_dom_contract(static, kind):
     script = explore.explorer_script()
     assert len(script) > 2000 and "lnwExplore" in script
     assert script.replace("</", "<\\/") in text
-    assert len(json.dumps(_grid(dom), separators=(",", ":"))) < 300_000
+    assert len(json.dumps(_grid(dom), separators=(",", ":"))) < GRID_LIMIT[kind]
 
 
 def test_two_explorers_have_distinct_ids(static):
@@ -141,16 +148,20 @@ def test_static_layer_norm_grid_equals_the_library(static):
     dom = _dom(explore.layer_norm_explorer().data)
     grid = _grid(dom)
     axes = grid["axes"]
-    assert axes == {"eps": ["0", "1e-05", "0.1", "1"], "gamma": ["1", "2"], "beta": ["0", "1"]}
+    assert axes == {"sublayer": ["mlp-0", "mlp-1", "identity"], "eps": ["0", "1e-05", "0.1", "1"],
+                    "gamma": ["1", "2"], "beta": ["0", "1"]}
     settings = [((1, 3, 5, 7), 1.0, 0.0, 0.0), ((-2, 0, 2, 4), 2.0, 1.0, 0.0), ((5, 5, 5, 5), 1.0, 0.0, 0.0),
                 ((5, 5, 5, 5), 2.0, 1.0, 1e-5), ((1, 3, -2, 7), 2.0, 0.0, 0.1), ((0, 0, 0, 7), 1.0, 1.0, 1.0)]
     for x, g, b, e in settings:
-        row = grid["values"][",".join(map(str, x))][axes["eps"].index(format(e, "g"))][
-            axes["gamma"].index(format(g, "g"))][axes["beta"].index(format(b, "g"))]
-        expected = explore.layer_norm_readouts(x, g, b, e)
-        assert row == [expected[f"post-{i}"] for i in range(1, 5)] + [expected[f"pre-{i}"] for i in range(1, 5)]
+        for f in axes["sublayer"]:
+            row = grid["values"][",".join(map(str, x))][axes["sublayer"].index(f)][axes["eps"].index(format(e, "g"))][
+                axes["gamma"].index(format(g, "g"))][axes["beta"].index(format(b, "g"))]
+            expected = explore.layer_norm_readouts(x, g, b, e, f)
+            assert row == [expected[f"post-{i}"] for i in range(1, 5)] + [expected[f"pre-{i}"] for i in range(1, 5)]
         if e > 0 or len(set(x)) > 1:
             xs = np.array(x, float)
+            row = grid["values"][",".join(map(str, x))][axes["sublayer"].index("identity")][axes["eps"].index(format(e, "g"))][
+                axes["gamma"].index(format(g, "g"))][axes["beta"].index(format(b, "g"))]
             np.testing.assert_allclose([float(v) for v in row[4:]], xs + layer_norm(xs, np.full(4, g), np.full(4, b), e),
                                        rtol=1e-5, atol=1e-12)
     # every reachable vector is in the grid: each preset with any one component edited
@@ -161,33 +172,115 @@ def test_static_layer_norm_grid_equals_the_library(static):
                 vec[i] = v
                 assert ",".join(map(str, vec)) in grid["values"]
     # the controls' option values are the grid's keys
-    for name in ("preset", "component", "eps", "gamma", "beta"):
+    for name in ("preset", "component", "eps", "gamma", "beta", "sublayer"):
         assert len(dom.find("select", name=name)) == 1
     options = [e["attrs"]["value"] for e in dom.find("option")]
     assert set(axes["eps"]) <= set(options) and set(grid["presets"]) <= set(options)
-    # initial readouts are the library's values of the initial setting (x = (1,3,5,7), γ 1, β 0, ε 0)
+    # initial readouts are the library's values of the initial setting (x = (1,3,5,7), γ 1, β 0, ε 0, MLP seed 0)
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
-    assert shown == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0)
+    assert shown == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0, "mlp-0")
+
+
+def test_layer_norm_explorer_sublayer_is_not_the_identity():
+    """Its default sublayer is a real one: Post-LN's row is not LN(x), Pre-LN's is not x + LN(x)."""
+    spec = explore.LAYER_NORM
+    assert spec.defaults()["sublayer"] != "identity"
+    x = np.array([1.0, 3.0, 5.0, 7.0])
+    f = explore.ln_sublayer(spec.defaults()["sublayer"])
+    # second route: the MLP written out, F(u) = W2 gelu(W1 u) (tanh GELU), no biases
+    hidden = x @ f.W1.T
+    gelu = 0.5 * hidden * (1 + np.tanh(math.sqrt(2 / math.pi) * (hidden + 0.044715 * hidden**3)))
+    fx = gelu @ f.W2.T
+    assert np.abs(fx - x).max() > 0.1
+    out = explore.layer_norm_outputs(x, sublayer=spec.defaults()["sublayer"])
+    z = x + fx
+    np.testing.assert_allclose(out["post"], (z - z.mean()) / z.std(), rtol=1e-12)
+    assert np.abs(out["post"] - layer_norm(x)).max() > 0.1
+    assert np.abs(out["pre"] - (x + layer_norm(x))).max() > 0.1
+    # the two seeds give different sublayers; the identity reproduces worked example Ex 2 (LN(2x) = LN(x))
+    seeds = [explore.layer_norm_outputs(x, sublayer=name)["post"] for name in ("mlp-0", "mlp-1")]
+    assert np.abs(seeds[0] - seeds[1]).max() > 0.1
+    np.testing.assert_allclose(explore.layer_norm_outputs(x, sublayer="identity")["post"], layer_norm(x, eps=0.0),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="sublayer"):
+        explore.ln_sublayer("mlp-9")
 
 
 def test_static_depth_grid_equals_the_library(static):
     dom = _dom(explore.depth_explorer().data)
     grid = _grid(dom)
-    # slider positions: post_factor 0.5 + 0.01 i, branch 0.01 j (the grid is indexed by them)
+    # slider positions: post_factor 0.5 + 0.01 i, branch -0.5 + 0.01 j (the grid is indexed by them)
     for pct, depth in ((65, 10), (50, 128), (99, 1), (100, 64), (60, 24)):
         assert grid["post"][pct - 50][depth - 1] == explore.format_readout(gradient_factor(pct / 100, depth))
         assert math.isclose(float(grid["post"][pct - 50][depth - 1]), (pct / 100) ** depth, rel_tol=1e-5)
-    for pct, depth in ((30, 10), (0, 128), (50, 128)):
-        assert grid["pre"][pct][depth - 1] == explore.format_readout(gradient_factor(1 + pct / 100, depth))
+    for pct, depth in ((30, 10), (0, 128), (50, 128), (-35, 10), (-50, 128)):
+        assert grid["pre"][pct + 50][depth - 1] == explore.format_readout(gradient_factor(1 + pct / 100, depth))
+    assert math.isclose(float(grid["pre"][-35 + 50][9]), 0.65**10, rel_tol=1e-5)
     assert grid["below"][65 - 50] == str(depth_below(0.65, 0.01))
     assert grid["below"][-1] == "never"
-    assert len(grid["post"]) == 51 and len(grid["pre"]) == 51
+    assert grid["below_pre"][-35 + 50] == str(depth_below(0.65, 0.01)) and grid["below_pre"][50] == "never"
+    assert len(grid["post"]) == 51 and len(grid["pre"]) == 101
     (slider,) = dom.find("input", name="depth")
     assert (slider["attrs"]["min"], slider["attrs"]["max"]) == ("1", "128")
     (slider,) = dom.find("input", name="post_factor")
     assert (slider["attrs"]["min"], slider["attrs"]["max"], slider["attrs"]["step"]) == ("0.5", "1", "0.01")
+    (slider,) = dom.find("input", name="branch")
+    assert float(slider["attrs"]["min"]) < 0, "the slope range includes negative slopes"
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
     assert shown == explore.depth_readouts(0.65, 0.3, 10)
+
+
+def _stack_ratio_by_autodiff(placement: str, layers: int, seed: int, branch_scale: float) -> float:
+    """``||g_0|| / ||g_L||`` of one random stack by a second route: autodiff block Jacobians, then ``J^T g``."""
+    from lnworked.blocks import BLOCKS, autodiff_jacobian
+    from lnworked.random_stack import stack_sublayers
+
+    x, readout, sublayers = stack_sublayers(placement, layers, seed=seed, branch_scale=branch_scale)
+    block = BLOCKS[placement][0]
+    jacobians = []
+    for f in sublayers:
+        jacobians.append(np.asarray(autodiff_jacobian(placement, x, f)))
+        x = block(x, f)
+    g = np.asarray(readout, float)
+    for jacobian in reversed(jacobians):
+        g = jacobian.T @ g
+    return float(np.linalg.norm(g) / np.linalg.norm(readout))
+
+
+def test_static_random_stack_grid_equals_the_library(static):
+    from lnworked.random_stack import stack_profile, stack_sublayers
+
+    dom = _dom(explore.random_stack_explorer().data)
+    grid = _grid(dom)
+    assert len(grid["cells"]) == 2 * len(explore.STACK_SCALES) * len(explore.STACK_DEPTHS)
+    # a sampled cell against the library's profile and an independent route (autodiff Jacobians)
+    for placement, scale, layers, seed in (("post", 2.0, 12, 3), ("pre", 0.5, 6, 7), ("post", 1.0, 48, 0)):
+        cell = grid["cells"][f"{placement}|{format(scale, 'g')}|{layers}"]
+        shown = cell["readouts"][seed]
+        assert shown == explore.random_stack_readouts(placement, layers, seed, scale)
+        _, readout, _ = stack_sublayers(placement, layers, seed=seed, branch_scale=scale)
+        profile = stack_profile(placement, layers, seed=seed, branch_scale=scale)
+        ratio = profile.final_input_grad_norm / np.linalg.norm(readout)
+        assert math.isclose(float(shown["input"]), ratio, rel_tol=1e-5)
+        assert math.isclose(cell["norm"][seed][0], ratio, rel_tol=1e-3) and cell["norm"][seed][-1] == 1
+        assert math.isclose(float(shown["per-block"]), ratio ** (1 / layers), rel_tol=1e-5)
+        if layers <= 12:
+            assert math.isclose(ratio, _stack_ratio_by_autodiff(placement, layers, seed, scale), rel_tol=1e-9)
+        # each truncated stack's gradient: the profile's norm at layer l of a depth-l stack is not what we
+        # plot; the plotted curve is the one stack's gradient at every layer, whose gains multiply to it
+        gains = np.array(cell["gain"][seed])
+        assert gains.shape == (layers,) and math.isclose(float(np.prod(gains)), ratio, rel_tol=1e-3)
+        assert float(shown["below-one"]) == pytest.approx(100 * np.mean(gains < 1))
+        inputs = [stack_profile(placement, layers, seed=s, branch_scale=scale).final_input_grad_norm
+                  / np.linalg.norm(stack_sublayers(placement, layers, seed=s, branch_scale=scale)[1])
+                  for s in range(explore.STACK_SEEDS)]
+        assert math.isclose(float(shown["seeds-min"]), min(inputs), rel_tol=1e-5)
+        assert math.isclose(float(shown["seeds-max"]), max(inputs), rel_tol=1e-5)
+        assert float(shown["toy"]) == pytest.approx({"post": 0.65, "pre": 1.3}[placement] ** layers, rel=1e-5)
+    shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
+    assert shown == explore.random_stack_readouts("post", 48, 0, 1.0)
+    with pytest.raises(ValueError, match="placement"):
+        explore.random_stack_readouts("sideways", 6, 0)
 
 
 def test_static_residual_grid_equals_the_library(static):
@@ -227,28 +320,32 @@ def _params(box) -> dict:
 def test_live_layer_norm_responds(live):
     box = explore.layer_norm_explorer()
     c = box.lnw_controls
-    assert _shown(box) == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0)
+    assert _shown(box) == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0, "mlp-0")
+    c["sublayer"].value = "identity"
+    assert _shown(box) == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0, "identity")
     png = box.lnw_image.value
     c["preset"].value = "-2,0,2,4"
     c["gamma"].value = 2.0
     c["beta"].value = 1.0
     assert _params(box) == {"x": "(-2, 0, 2, 4)"}
     assert c["value"].value == -2, "a new preset resets the edited component's value"
-    assert _shown(box) == explore.layer_norm_readouts((-2, 0, 2, 4), 2.0, 1.0, 0.0)
+    assert _shown(box) == explore.layer_norm_readouts((-2, 0, 2, 4), 2.0, 1.0, 0.0, "identity")
     assert _shown(box)["pre-1"] == explore.format_readout(-2 + 2 * (-3 / math.sqrt(5)) + 1)
     assert box.lnw_image.value != png
     bars = {container.patches[0].get_gid(): container for container in box.lnw_figure.axes[0].containers}
     np.testing.assert_allclose([r.get_height() for r in bars["pre"]],
-                               explore.layer_norm_outputs((-2, 0, 2, 4), 2.0, 1.0, 0.0)["pre"])
+                               explore.layer_norm_outputs((-2, 0, 2, 4), 2.0, 1.0, 0.0, "identity")["pre"])
     c["preset"].value = "5,5,5,5"
     assert set(_shown(box).values()) == {"undefined (0/0)"}
     c["eps"].value = 1e-5
-    assert _shown(box) == explore.layer_norm_readouts((5, 5, 5, 5), 2.0, 1.0, 1e-5)
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, 5, 5), 2.0, 1.0, 1e-5, "identity")
     c["component"].value = "3"
     assert c["value"].value == 5
     c["value"].value = -2
     assert _params(box) == {"x": "(5, 5, -2, 5)"}
-    assert _shown(box) == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 1.0, 1e-5)
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 1.0, 1e-5, "identity")
+    c["sublayer"].value = "mlp-1"
+    assert _shown(box) == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 1.0, 1e-5, "mlp-1")
 
 
 def test_live_depth_responds(live):
@@ -265,6 +362,33 @@ def test_live_depth_responds(live):
     lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines() if line.get_gid()}
     np.testing.assert_allclose(lines["pre"].get_ydata(), (1 + c["branch"].value) ** np.arange(1, 129))
     assert _shown(box)["pre"] == explore.format_readout(gradient_factor(1 + c["branch"].value, 12))
+
+
+def test_live_depth_negative_slope_falls(live):
+    box = explore.depth_explorer()
+    box.lnw_controls["branch"].value = -0.2
+    assert float(_shown(box)["pre"]) < 1 and _shown(box)["pre-depth-below"] == str(depth_below(0.8, 0.01))
+
+
+def test_live_random_stack_responds(live):
+    box = explore.random_stack_explorer()
+    c = box.lnw_controls
+    assert _shown(box) == explore.random_stack_readouts("post", 48, 0, 1.0)
+    ax = box.lnw_figure.axes[0]
+    assert ax.get_yscale() == "log"
+    assert len([l for l in ax.get_lines() if l.get_gid() == "seeds"]) == explore.STACK_SEEDS - 1
+    c["placement"].value = "pre"
+    c["seed"].value = 5
+    c["depth"].value = 12
+    assert _shown(box) == explore.random_stack_readouts("pre", 12, 5, 1.0)
+    (line,) = [l for l in box.lnw_figure.axes[0].get_lines() if l.get_gid() == "pre"]
+    gains = explore.random_stack_gains("pre", 12, 1.0)[5]
+    from lnworked.depth import gradient_norm_profile
+    np.testing.assert_allclose(line.get_ydata(), gradient_norm_profile(gains))
+    c["view"].value = "gain"
+    (line,) = [l for l in box.lnw_figure.axes[0].get_lines() if l.get_gid() == "pre"]
+    np.testing.assert_allclose(line.get_ydata(), gains)
+    assert box.lnw_figure.axes[0].get_yscale() == "linear"
 
 
 def test_live_residual_responds(live):
@@ -341,7 +465,11 @@ def test_static_and_live_forms_draw_in_the_same_house_colours(monkeypatch, kind)
         if artist.get_gid():
             color = artist.get_color() if hasattr(artist, "get_xdata") else artist.get_facecolor()
             live.setdefault(artist.get_gid(), set()).add(to_hex(color))
-    assert {key: colors.pop() for key, colors in live.items() if len(colors) == 1} == static
+    single = {key: colors.pop() for key, colors in live.items() if len(colors) == 1}
+    if kind == "random-stack":  # one placement is drawn at a time
+        assert single.items() <= static.items() and len(single) == 2
+    else:
+        assert single == static
     assert set(static.values()) <= set(PALETTE.values())
 
 
@@ -357,24 +485,33 @@ def _static_lookup(kind: str, dom: _Dom, values: dict) -> dict:
         vector = list(grid["presets"][values["preset"]])
         vector[int(values["component"]) - 1] = values["value"]
         axes = grid["axes"]
-        row = grid["values"][",".join(map(str, vector))][axes["eps"].index(explore._key(values["eps"]))][
+        row = grid["values"][",".join(map(str, vector))][axes["sublayer"].index(values["sublayer"])][
+            axes["eps"].index(explore._key(values["eps"]))][
             axes["gamma"].index(explore._key(values["gamma"]))][axes["beta"].index(explore._key(values["beta"]))]
         d = len(row) // 2
         return {**{f"post-{i + 1}": row[i] for i in range(d)}, **{f"pre-{i + 1}": row[d + i] for i in range(d)}}
     if kind == "depth":
         p, depth = position("post_factor"), position("depth")
         return {"post": grid["post"][p][depth], "pre": grid["pre"][position("branch")][depth],
-                "post-depth-below": grid["below"][p]}
+                "post-depth-below": grid["below"][p], "pre-depth-below": grid["below_pre"][position("branch")]}
+    if kind == "random-stack":
+        cell = grid["cells"][f"{values['placement']}|{explore._key(values['branch_scale'])}|{values['depth']}"]
+        return cell["readouts"][position("seed")]
     v, n = explore._key(values["branch_variance"]), position("n")
     return {"variance": grid["variance"][v][n], "std": grid["std"][v][n]}
 
 
 SETTINGS = {
-    "layer-norm": [{"preset": "2,2,6,6", "component": "2", "value": 7, "gamma": 2.0, "beta": 1.0, "eps": 0.1},
-                   {"preset": "0,0,0,0", "component": "4", "value": 0, "gamma": 1.0, "beta": 0.0, "eps": 0.0},
-                   {"preset": "-2,0,2,4", "component": "1", "value": 3, "gamma": 2.0, "beta": 0.0, "eps": 1e-5}],
+    "layer-norm": [{"preset": "2,2,6,6", "component": "2", "value": 7, "gamma": 2.0, "beta": 1.0, "eps": 0.1,
+                    "sublayer": "mlp-1"},
+                   {"preset": "0,0,0,0", "component": "4", "value": 0, "gamma": 1.0, "beta": 0.0, "eps": 0.0,
+                    "sublayer": "identity"},
+                   {"preset": "-2,0,2,4", "component": "1", "value": 3, "gamma": 2.0, "beta": 0.0, "eps": 1e-5,
+                    "sublayer": "mlp-0"}],
     "depth": [{"post_factor": 0.8, "branch": 0.1, "depth": 96}, {"post_factor": 1.0, "branch": 0.0, "depth": 1},
-              {"post_factor": 0.57, "branch": 0.43, "depth": 33}],
+              {"post_factor": 0.57, "branch": 0.43, "depth": 33}, {"post_factor": 0.9, "branch": -0.42, "depth": 20}],
+    "random-stack": [{"placement": "pre", "seed": 3, "depth": 24, "branch_scale": 2.0, "view": "gain"},
+                     {"placement": "post", "seed": 7, "depth": 96, "branch_scale": 0.5, "view": "norm"}],
     "residual": [{"n": 100, "branch_variance": 4.0}, {"n": 1, "branch_variance": 0.25},
                  {"n": 256, "branch_variance": 0.5}],
 }
@@ -530,20 +667,46 @@ def test_static_javascript_updates_readouts_and_plots(static):
     ln, depth, residual = results[0]["initial"], results[1]["initial"], results[2]["initial"]
     assert [r["kind"] for r in results[:3]] == ["layer-norm", "depth", "residual"]
     assert ln["ready"] == depth["ready"] == residual["ready"] == "1"
-    assert ln["readouts"] == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0) and ln["bars"] == 12
+    assert ln["readouts"] == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0, "mlp-0") and ln["bars"] == 12
     assert depth["readouts"] == explore.depth_readouts(0.65, 0.3, 10) and depth["lines"] == 2 and depth["markers"] == 1
     assert residual["readouts"] == explore.residual_readouts(24, 1.0) and residual["lines"] == 1
     steps = [r["state"] for r in results[3:]]
-    assert set(steps[0]["readouts"].values()) == {"undefined (0/0)"}      # (5,5,5,5), ε = 0
-    assert steps[0]["bars"] == 4                                          # only the input's bars
-    assert steps[1]["readouts"] == explore.layer_norm_readouts((5, 5, 5, 5), 1.0, 0.0, 1e-5)
+    assert steps[0]["readouts"] == explore.layer_norm_readouts((5, 5, 5, 5), 1.0, 0.0, 0.0, "mlp-0")
+    assert {steps[0]["readouts"][f"pre-{i}"] for i in range(1, 5)} == {"undefined (0/0)"}  # LN(5,5,5,5), ε = 0
+    assert steps[0]["bars"] == 8                          # the input's and Post-LN's: x + F(x) is not constant
+    assert steps[1]["readouts"] == explore.layer_norm_readouts((5, 5, 5, 5), 1.0, 0.0, 1e-5, "mlp-0")
     assert steps[2]["params"]["value"] == "5"                             # component 3 of the preset
     assert steps[3]["params"]["x"] == "(5, 5, -2, 5)"
-    assert steps[3]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 1.0, 0.0, 1e-5)
-    assert steps[4]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 0.0, 1e-5)
+    assert steps[3]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 1.0, 0.0, 1e-5, "mlp-0")
+    assert steps[4]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 0.0, 1e-5, "mlp-0")
     assert steps[5]["readouts"] == explore.depth_readouts(0.8, 0.3, 10)
     assert steps[6]["readouts"] == explore.depth_readouts(0.8, 0.3, 12)
     assert steps[6]["params"]["post_factor"] == "0.8" and steps[6]["params"]["depth"] == "12"
     assert steps[3]["params"]["value"] == "-2"
     assert steps[7]["readouts"] == explore.residual_readouts(96, 1.0)
     assert steps[8]["readouts"] == explore.residual_readouts(96, 4.0)
+
+
+def test_static_javascript_random_stack_and_negative_slopes(static):
+    page = explore.random_stack_explorer().data + explore.depth_explorer().data
+    actions = [
+        {"root": 0, "name": "seed", "value": "5"},
+        {"root": 0, "name": "placement", "value": "pre", "event": "change"},
+        {"root": 0, "name": "depth", "value": "12", "event": "change"},
+        {"root": 0, "name": "branch_scale", "value": "3", "event": "change"},
+        {"root": 0, "name": "view", "value": "gain", "event": "change"},
+        {"root": 1, "name": "branch", "value": "-0.3"},
+    ]
+    results = _run_in_node(page, actions)
+    stack = results[0]["initial"]
+    assert stack["ready"] == "1" and stack["readouts"] == explore.random_stack_readouts("post", 48, 0, 1.0)
+    assert stack["lines"] == explore.STACK_SEEDS
+    steps = [r["state"] for r in results[2:]]
+    assert steps[0]["readouts"] == explore.random_stack_readouts("post", 48, 5, 1.0)
+    assert steps[0]["params"]["seed"] == "5"
+    assert steps[1]["readouts"] == explore.random_stack_readouts("pre", 48, 5, 1.0)
+    assert steps[2]["readouts"] == explore.random_stack_readouts("pre", 12, 5, 1.0)
+    assert steps[3]["readouts"] == explore.random_stack_readouts("pre", 12, 5, 3.0)
+    assert steps[4]["readouts"] == steps[3]["readouts"] and steps[4]["lines"] == explore.STACK_SEEDS
+    assert steps[5]["readouts"] == explore.depth_readouts(0.65, -0.3, 10)
+    assert float(steps[5]["readouts"]["pre"]) < 1

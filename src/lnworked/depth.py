@@ -8,6 +8,11 @@ Smallest depth at which ``f^L < t`` for ``0 < f < 1`` and ``0 < t < 1``::
 
     L* = floor(log t / log f) + 1
 
+A stack of matrices instead: block ``l`` scales the backward gradient by its gain
+``gain_l = ||g_(l-1)|| / ||g_l||``, so the gradient at layer ``l`` of an ``L``-block stack is::
+
+    ||g_l|| / ||g_L|| = gain_(l+1) gain_(l+2) ... gain_L      (1 at the top, l = L)
+
 Residual stream after ``N`` independent additions of branch outputs with variance ``v``
 (Pre-LN; seed 004 Ex 6)::
 
@@ -28,6 +33,7 @@ __all__ = [
     "gradient_factor",
     "gradient_factors",
     "depth_below",
+    "gradient_norm_profile",
     "residual_variance",
     "residual_std",
     "residual_variance_monte_carlo",
@@ -65,6 +71,22 @@ def depth_below(per_layer: float, threshold: float) -> int:
     while f**depth >= t:
         depth += 1
     return depth
+
+
+def gradient_norm_profile(gains) -> np.ndarray:
+    """``||g_l|| / ||g_L|| = prod_{k=l+1}^{L} gain_k`` for ``l = 0 .. L`` from per-block gains.
+
+    ``gains[k - 1]`` is block ``k``'s gain ``||g_(k-1)|| / ||g_k||`` (block 1 first), as
+    :func:`lnworked.backward_gains.backward_gains` returns them. The result has ``L + 1`` entries:
+    entry 0 is the gradient at the input relative to the top, the last entry is 1. With every
+    gain equal to ``f`` this is the scalar toy's ``f^(L - l)``.
+    """
+    gains = np.asarray(gains, dtype=float)
+    if gains.ndim != 1 or gains.size == 0:
+        raise ValueError(f"gains: must be a non-empty 1-D sequence, got shape {gains.shape}")
+    if not np.all(np.isfinite(gains)) or np.any(gains < 0):
+        raise ValueError("gains: must be finite numbers >= 0")
+    return np.append(np.cumprod(gains[::-1])[::-1], 1.0)
 
 
 def residual_variance(additions: int, branch_variance: float = 1.0, initial_variance: float = 0.0):

@@ -1,14 +1,18 @@
 """Interactive explorers: one spec each, rendered as ipywidgets live and as kernel-free HTML.
 
-Three explorers, each one call for a chapter (``display(depth_explorer())``):
+Four explorers, each one call for a chapter (``display(depth_explorer())``):
 
 - :func:`layer_norm_explorer` — LayerNorm of a vector with γ, β, ε, Post-LN
-  ``LN(x + F(x))`` beside Pre-LN ``x + F(LN(x))`` with the identity sublayer ``F(u) = u``
-  (as in seed 004 Ex 2), so Post-LN shows ``LN(2x)`` and Pre-LN shows ``x + LN(x)``;
-  γ and β are the same for every component.
-- :func:`depth_explorer` — the gradient factor reaching the input after ``L`` layers,
-  Post-LN ``f^L`` for a per-layer factor ``f`` against Pre-LN ``(1 + a)^L`` for a branch
-  term ``a`` (log scale), and the depth at which Post-LN falls under 0.01.
+  ``LN(x + F(x))`` beside Pre-LN ``x + F(LN(x))`` for a sublayer ``F`` that is a small
+  seeded random GELU MLP (:func:`ln_sublayer`) or the identity ``F(u) = u`` (worked example
+  Ex 2, where Post-LN shows ``LN(2x)``); γ and β are the same for every component.
+- :func:`depth_explorer` — the scalar toy: the gradient factor reaching the input after
+  ``L`` layers, Post-LN ``f^L`` for a per-layer factor ``f`` against Pre-LN ``(1 + F')^L``
+  for a branch slope ``F'`` that may be negative (log scale), and the depths at which each
+  falls under 0.01.
+- :func:`random_stack_explorer` — a seeded random stack of blocks (chapter 3's main
+  picture): the gradient's length at each layer relative to the top, or each block's
+  backward gain, for every seed (:func:`random_stack_readouts`).
 - :func:`residual_explorer` — the Pre-LN residual stream after ``N`` independent
   additions of branch variance ``v``: ``Var = L v`` and ``std = sqrt(L v)``.
 
@@ -41,8 +45,8 @@ Static form (the built book): an ``IPython.display.HTML`` object
     ``window.lnwExplore``). Every value shown was computed by this library at build time
     and sits in a JSON grid inside the explorer; the script only looks values up and
     draws them. The grid covers every setting of every control, so each control
-    responds. Grid sizes (compact JSON): layer-norm about 253 KB, depth about 162 KB,
-    residual about 23 KB.
+    responds. Grid sizes (compact JSON): layer-norm about 780 KB, depth about 250 KB,
+    random-stack about 200 KB, residual about 23 KB.
 
 DOM contract of the static form (the browser tests rely on it)
     - Root: ``<div class="lnw-explorer" data-explorer="layer-norm|depth|residual"
@@ -60,8 +64,8 @@ DOM contract of the static form (the browser tests rely on it)
       ``format(value, ".6g")`` (6 significant digits, ASCII ``-``, exponents like
       ``1e-05``; ``0`` for zero), ``"undefined (0/0)"`` for LayerNorm of a constant vector
       with ε = 0, ``"never"`` where a factor never falls under the threshold. The helpers
-      :func:`layer_norm_readouts`, :func:`depth_readouts` and :func:`residual_readouts`
-      give the expected texts for any setting.
+      :func:`layer_norm_readouts`, :func:`depth_readouts`, :func:`random_stack_readouts`
+      and :func:`residual_readouts` give the expected texts for any setting.
     - The current value of each slider is echoed in ``<span class="lnw-param"
       data-param=<name>>``; the layer-norm explorer also echoes the vector as ``x``.
     - Plot: ``<svg class="lnw-plot">``, redrawn on every ``input`` event; lines are
@@ -77,12 +81,21 @@ DOM contract of the static form (the browser tests rely on it)
       (range, integers −2..7: the chosen component's value; choosing a preset or a
       component resets it to that component's preset value), ``gamma`` (select ``"1"``,
       ``"2"``), ``beta`` (select ``"0"``, ``"1"``), ``eps`` (select ``"0"``, ``"1e-05"``,
-      ``"0.1"``, ``"1"``). Readouts ``post-1``..``post-4`` and ``pre-1``..``pre-4``;
+      ``"0.1"``, ``"1"``), ``sublayer`` (select ``"mlp-0"``, ``"mlp-1"``, ``"identity"``).
+      Readouts ``post-1``..``post-4`` and ``pre-1``..``pre-4``;
       params ``x`` (the vector, ``"(1, 3, 5, 7)"``) and ``value``.
     - ``depth``: ``post_factor`` (range 0.5..1, step 0.01: Post-LN's per-layer factor f),
-      ``branch`` (range 0..0.5, step 0.01: Pre-LN's branch term a, factor 1 + a),
-      ``depth`` (range 1..128). Readouts ``post`` (``f^L``), ``pre`` (``(1 + a)^L``),
-      ``post-depth-below`` (smallest L with ``f^L < 0.01``, or ``never``).
+      ``branch`` (range −0.5..0.5, step 0.01: Pre-LN's branch slope F′, factor 1 + F′),
+      ``depth`` (range 1..128). Readouts ``post`` (``f^L``), ``pre`` (``(1 + F')^L``),
+      ``post-depth-below`` and ``pre-depth-below`` (smallest L with a factor ``< 0.01``,
+      or ``never``).
+    - ``random-stack``: ``placement`` (select ``"post"``, ``"pre"``), ``seed`` (range
+      0..7), ``depth`` (select ``"6"``..``"96"``), ``branch_scale`` (select ``"0.5"``,
+      ``"1"``, ``"2"``, ``"3"``), ``view`` (select ``"norm"``, ``"gain"``). Readouts
+      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``, ``toy``.
+      Grid: ``cells["<placement>|<scale>|<depth>"]`` with ``gain``, ``norm`` (per seed) and
+      ``readouts`` (per seed). Lines: the chosen seed's ``data-series`` is the placement,
+      the others ``seeds``.
     - ``residual``: ``n`` (range 1..256), ``branch_variance`` (select ``"0.25"``,
       ``"0.5"``, ``"1"``, ``"2"``, ``"4"``). Readouts ``variance`` and ``std``.
 """
@@ -101,7 +114,16 @@ from typing import Callable
 
 import numpy as np
 
-from lnworked.depth import depth_below, gradient_factor, gradient_factors, residual_std, residual_variance
+from lnworked.backward_gains import backward_gains
+from lnworked.blocks import MLP, Linear
+from lnworked.depth import (
+    depth_below,
+    gradient_factor,
+    gradient_factors,
+    gradient_norm_profile,
+    residual_std,
+    residual_variance,
+)
 from lnworked.norms import layer_norm
 from lnworked.style import PALETTE, figure_png, new_figure
 
@@ -130,7 +152,15 @@ __all__ = [
     "layer_norm_explorer",
     "depth_explorer",
     "residual_explorer",
+    "random_stack_explorer",
+    "random_stack_grid",
+    "random_stack_readouts",
+    "random_stack_gains",
+    "random_stack_figure",
+    "RANDOM_STACK",
     "LN_PRESETS",
+    "LN_SUBLAYERS",
+    "ln_sublayer",
 ]
 
 
@@ -160,32 +190,56 @@ def _key(value) -> str:
     return value if isinstance(value, str) else format(float(value), "g")
 
 
-def layer_norm_outputs(x, gamma: float = 1.0, beta: float = 0.0, eps: float = 0.0) -> dict:
-    """Post-LN ``LN(x + F(x))`` and Pre-LN ``x + F(LN(x))`` with ``F(u) = u``; γ, β scalars.
+#: The layer-norm explorer's sublayers ``F`` by name: the identity (worked example Ex 2) and
+#: small random GELU MLPs of width 4 -> 16 -> 4 (:meth:`lnworked.blocks.MLP.random`, scale 1, no biases).
+LN_SUBLAYERS = ("identity", "mlp-0", "mlp-1")
+
+
+def ln_sublayer(name: str):
+    """The sublayer ``F`` named ``name`` (see :data:`LN_SUBLAYERS`) for vectors of width 4."""
+    if name == "identity":
+        return Linear(np.eye(4))
+    if name in LN_SUBLAYERS:
+        return MLP.random(4, 16, seed=int(name.split("-")[1]))
+    raise ValueError(f"sublayer: must be one of {list(LN_SUBLAYERS)}, got {name!r}")
+
+
+def layer_norm_outputs(x, gamma: float = 1.0, beta: float = 0.0, eps: float = 0.0, sublayer: str = "identity") -> dict:
+    """Post-LN ``LN(x + F(x))`` and Pre-LN ``x + F(LN(x))`` with ``F = ln_sublayer(sublayer)``; γ, β scalars.
 
     A constant ``x`` with ``eps = 0`` gives NaN (0/0) instead of raising.
     """
     x = np.asarray(x, dtype=float)
     g, b = np.full(x.shape, float(gamma)), np.full(x.shape, float(beta))
+    f = ln_sublayer(sublayer)
     return {
-        "post": layer_norm(x + x, g, b, eps, allow_degenerate=True),
-        "pre": x + layer_norm(x, g, b, eps, allow_degenerate=True),
+        "post": layer_norm(x + f(x), g, b, eps, allow_degenerate=True),
+        "pre": x + f(layer_norm(x, g, b, eps, allow_degenerate=True)),
     }
 
 
-def layer_norm_readouts(x, gamma: float = 1.0, beta: float = 0.0, eps: float = 0.0) -> dict:
+def layer_norm_readouts(x, gamma: float = 1.0, beta: float = 0.0, eps: float = 0.0, sublayer: str = "identity") -> dict:
     """Readout key -> text (``post-1``.., ``pre-1``..) for one setting of the LN explorer."""
-    out = layer_norm_outputs(x, gamma, beta, eps)
+    out = layer_norm_outputs(x, gamma, beta, eps, sublayer)
     return {f"{kind}-{i + 1}": format_readout(v) for kind in ("post", "pre") for i, v in enumerate(out[kind])}
 
 
+def _below(factor: float, threshold: float) -> str:
+    """``depth_below(factor, threshold)`` as text, ``"never"`` for a factor of at least 1."""
+    return "never" if factor >= 1 else str(depth_below(factor, threshold))
+
+
 def depth_readouts(post_factor: float, branch: float, depth: int, threshold: float = BELOW_THRESHOLD) -> dict:
-    """Readouts of the depth explorer: ``f^L``, ``(1 + a)^L`` and the depth where ``f^L < threshold``."""
-    below = "never" if post_factor >= 1 else str(depth_below(post_factor, threshold))
+    """Readouts of the depth explorer: ``f^L``, ``(1 + F')^L`` and the depths where each falls under ``threshold``.
+
+    ``branch`` is the branch slope ``F'``; it may be negative (``-1 < F' < 0`` makes the
+    Pre-LN toy's factor ``1 + F'`` fall below 1, so its "+1" no longer keeps the gradient).
+    """
     return {
         "post": format_readout(gradient_factor(post_factor, depth)),
         "pre": format_readout(gradient_factor(1 + branch, depth)),
-        "post-depth-below": below,
+        "post-depth-below": _below(post_factor, threshold),
+        "pre-depth-below": _below(1 + branch, threshold),
     }
 
 
@@ -309,7 +363,7 @@ LN_PRESETS = {
     "-2,0,2,4": (-2, 0, 2, 4),
     "0,0,0,0": (0, 0, 0, 0),
 }
-_LN_ROWS = (("post", "Post-LN LN(2x)"), ("pre", "Pre-LN x + LN(x)"))
+_LN_ROWS = (("post", "Post-LN LN(x + F(x))"), ("pre", "Pre-LN x + F(LN(x))"))
 
 
 def _ln_vector(values: dict) -> tuple:
@@ -320,7 +374,7 @@ def _ln_vector(values: dict) -> tuple:
 
 
 def _ln_readouts(values: dict) -> dict:
-    return layer_norm_readouts(_ln_vector(values), values["gamma"], values["beta"], values["eps"])
+    return layer_norm_readouts(_ln_vector(values), values["gamma"], values["beta"], values["eps"], values["sublayer"])
 
 
 def _ln_table(readouts: dict) -> str:
@@ -340,7 +394,7 @@ def _ln_params(values: dict) -> dict:
 
 def _ln_draw(ax, values: dict, spec: Explorer):
     x = np.array(_ln_vector(values), dtype=float)
-    out = layer_norm_outputs(x, values["gamma"], values["beta"], values["eps"])
+    out = layer_norm_outputs(x, values["gamma"], values["beta"], values["eps"], values["sublayer"])
     idx, width = np.arange(x.size), 0.27
     for offset, series, heights in zip((-width, 0, width), spec.series, (x, out["post"], out["pre"])):
         ax.bar(idx + offset, np.nan_to_num(heights), width, label=series.label, color=series.color, gid=series.key)
@@ -360,12 +414,12 @@ def _ln_live_hook(controls: dict):
 
 
 def _ln_grid(spec: Explorer) -> dict:
-    """``values[vector][eps][gamma][beta] = [post_1..post_d, pre_1..pre_d]``, indices following ``axes``.
+    """``values[vector][sublayer][eps][gamma][beta] = [post_1..post_d, pre_1..pre_d]``, indices following ``axes``.
 
     ``vector`` is the key ``"1,3,5,7"``: every preset with any one component set to any
     value of the ``value`` slider.
     """
-    axes = {name: spec.control(name).values for name in ("eps", "gamma", "beta")}
+    axes = {name: spec.control(name).values for name in ("sublayer", "eps", "gamma", "beta")}
     vectors = {}
     for preset in LN_PRESETS:
         for component, _ in spec.control("component").options:
@@ -374,9 +428,9 @@ def _ln_grid(spec: Explorer) -> dict:
                 vectors[",".join(map(str, vector))] = vector
     values = {}
     for key, vector in vectors.items():
-        values[key] = [[[
-            [text for kind, _ in _LN_ROWS for text in _row(layer_norm_readouts(vector, g, b, e), kind)]
-            for b in axes["beta"]] for g in axes["gamma"]] for e in axes["eps"]]
+        values[key] = [[[[
+            [text for kind, _ in _LN_ROWS for text in _row(layer_norm_readouts(vector, g, b, e, f), kind)]
+            for b in axes["beta"]] for g in axes["gamma"]] for e in axes["eps"]] for f in axes["sublayer"]]
     return {
         "presets": {k: list(v) for k, v in LN_PRESETS.items()},
         "axes": {name: [_key(v) for v in options] for name, options in axes.items()},
@@ -392,8 +446,8 @@ LAYER_NORM = Explorer(
     kind="layer-norm",
     caption=(
         "Choose a vector x (a preset from the worked examples, with one component edited), γ, β and ε. "
-        "The sublayer is the identity, F(u) = u, as in worked example Ex 2, so Post-LN shows "
-        "LN(x + F(x)) = LN(2x) and Pre-LN shows x + F(LN(x)) = x + LN(x). "
+        "The sublayer F is a small random MLP (width 4 to 16 to 4, GELU; choose its seed) or the identity "
+        "F(u) = u of worked example Ex 2, where Post-LN's row is just LN(2x) = LN(x). "
         "γ and β are the same for every component. Post-LN's output is pinned to mean β and spread γ; "
         "Pre-LN's output keeps the scale of x."
     ),
@@ -406,6 +460,8 @@ LAYER_NORM = Explorer(
         Choice("gamma", "γ", ((1.0, "1"), (2.0, "2")), 1.0),          # the seeds: γ = 1 (Ex 1-4), 2 (Ex 8)
         Choice("beta", "β", ((0.0, "0"), (1.0, "1")), 0.0),           # β = 0 (Ex 1-4), 1 (Ex 8)
         Choice("eps", "ε", tuple((e, _key(e)) for e in (0.0, 1e-5, 0.1, 1.0)), 0.0),
+        Choice("sublayer", "sublayer F", (("mlp-0", "random MLP, seed 0"), ("mlp-1", "random MLP, seed 1"),
+                                          ("identity", "identity (Ex 2)")), "mlp-0"),
     ),
     series=(Series("x", "input x", PALETTE["seed"]), Series("post", "Post-LN: LN(x + F(x))", PALETTE["post"]),
             Series("pre", "Pre-LN: x + F(LN(x))", PALETTE["pre"])),
@@ -428,8 +484,9 @@ def _depth_readouts(values: dict) -> dict:
 def _depth_table(readouts: dict) -> str:
     return _rows_table((
         ("Post-LN f^L at depth L", "post", readouts["post"]),
-        ("Pre-LN (1 + a)^L at depth L", "pre", readouts["pre"]),
+        ("Pre-LN (1 + F′)^L at depth L", "pre", readouts["pre"]),
         (f"Post-LN falls under {_key(BELOW_THRESHOLD)} at depth", "post-depth-below", readouts["post-depth-below"]),
+        (f"Pre-LN falls under {_key(BELOW_THRESHOLD)} at depth", "pre-depth-below", readouts["pre-depth-below"]),
     ))
 
 
@@ -451,7 +508,7 @@ def _depth_draw(ax, values: dict, spec: Explorer):
 
 
 def _depth_grid(spec: Explorer) -> dict:
-    """``post[i][L-1] = f_i^L``, ``pre[j][L-1] = (1 + a_j)^L``, ``below[i]``; i, j slider positions."""
+    """``post[i][L-1] = f_i^L``, ``pre[j][L-1] = (1 + F'_j)^L``, ``below[i]``, ``below_pre[j]``; i, j slider positions."""
     depths = spec.control("depth").values
 
     def factors(per_layer):
@@ -462,25 +519,27 @@ def _depth_grid(spec: Explorer) -> dict:
         "depths": list(depths),
         "post": [factors(f) for f in posts],
         "pre": [factors(1 + a) for a in spec.control("branch").values],
-        "below": [depth_readouts(f, 0.0, 1)["post-depth-below"] for f in posts],
+        "below": [_below(f, BELOW_THRESHOLD) for f in posts],
+        "below_pre": [_below(1 + a, BELOW_THRESHOLD) for a in spec.control("branch").values],
     }
 
 
 DEPTH = Explorer(
     kind="depth",
     caption=(
-        "The factor by which a gradient is multiplied on its way from the output to the input of "
-        "L layers: Post-LN with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN "
-        "with a branch term a on top of the +1 of the residual path gives (1 + a)^L (the scalar toy: "
-        "every Jacobian a number, the same in every layer). Log scale."
+        "The scalar toy: the factor by which a gradient is multiplied on its way from the output to the "
+        "input of L layers, when every block's Jacobian is one number, the same in every layer. Post-LN "
+        "with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN with a branch slope F′ "
+        "on top of the +1 of the residual path gives (1 + F′)^L. Try a negative slope. Log scale."
     ),
     aria="Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN",
     controls=(
         Slider("post_factor", "Post-LN factor f", 0.5, 1.0, 0.01, 0.65),
-        Slider("branch", "Pre-LN branch a", 0.0, 0.5, 0.01, 0.3, echo=lambda a: f"{_key(a)} (factor {_key(1 + a)})"),
+        Slider("branch", "Pre-LN branch slope F′", -0.5, 0.5, 0.01, 0.3,
+               echo=lambda a: f"{_key(a)} (factor {_key(round(1 + a, 12))})"),
         Slider("depth", "depth L", 1, 128, 1, 10),
     ),
-    series=(Series("pre", "Pre-LN (1 + a)^L", PALETTE["pre"]), Series("post", "Post-LN f^L", PALETTE["post"])),
+    series=(Series("pre", "Pre-LN (1 + F′)^L", PALETTE["pre"]), Series("post", "Post-LN f^L", PALETTE["post"])),
     readouts=_depth_readouts,
     grid=lambda: _depth_grid(DEPTH),
     table=_depth_table,
@@ -549,8 +608,160 @@ RESIDUAL = Explorer(
     draw=_residual_draw,
 )
 
+# --- the random-stack explorer -------------------------------------------------------------------
+
+#: The random-stack explorer's grid: depths, branch scales and seeds (``0 .. STACK_SEEDS - 1``).
+STACK_DEPTHS = (6, 12, 24, 48, 96)
+STACK_SCALES = (0.5, 1.0, 2.0, 3.0)
+STACK_SEEDS = 8
+#: The scalar toy's per-layer factors of worked example Ex 5, shown beside the stack for comparison.
+TOY_FACTORS = {"post": 0.65, "pre": 1.3}
+_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max", "toy")
+
+
+def random_stack_gains(placement: str, layers: int, branch_scale: float = 1.0, seeds=range(STACK_SEEDS)) -> np.ndarray:
+    """Per-block backward gains of the seeded random stacks, shape ``(seeds, layers)``.
+
+    :func:`lnworked.backward_gains.backward_gains` of ``placement`` (``"post"`` or ``"pre"``) at width 16.
+    """
+    if placement not in TOY_FACTORS:
+        raise ValueError(f"placement: must be 'post' or 'pre', got {placement!r}")
+    return backward_gains(placement, layers, seeds=seeds, branch_scale=branch_scale)["gain"]
+
+
+def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: float = 1.0, gains=None) -> dict:
+    """Readouts of the random-stack explorer for one setting (``gains``: all seeds' gains, if already computed).
+
+    ``input``: ``||g_0|| / ||g_L||`` of seed ``seed`` (:func:`gradient_norm_profile`);
+    ``per-block``: the geometric mean of its block gains (``input ** (1 / L)``);
+    ``below-one``: the percentage of its blocks with gain < 1; ``seeds-min`` / ``seeds-max``:
+    ``input`` over the seeds; ``toy``: the scalar toy's ``0.65^L`` (Post-LN) or ``1.3^L`` (Pre-LN).
+    """
+    gains = random_stack_gains(placement, layers, branch_scale) if gains is None else np.asarray(gains)
+    inputs = [gradient_norm_profile(row)[0] for row in gains]
+    own = gains[seed]
+    return {
+        "input": format_readout(inputs[seed]),
+        "per-block": format_readout(np.exp(np.mean(np.log(own)))),
+        "below-one": format_readout(100 * np.mean(own < 1)),
+        "seeds-min": format_readout(min(inputs)),
+        "seeds-max": format_readout(max(inputs)),
+        "toy": format_readout(gradient_factor(TOY_FACTORS[placement], layers)),
+    }
+
+
+def _stack_readouts(values: dict) -> dict:
+    return random_stack_readouts(values["placement"], int(values["depth"]), int(values["seed"]), values["branch_scale"])
+
+
+def _stack_table(readouts: dict) -> str:
+    return _rows_table((
+        ("gradient at the input, ‖g₀‖ / ‖g_L‖ (this seed)", "input", readouts["input"]),
+        ("per-block factor it implies (geometric mean gain)", "per-block", readouts["per-block"]),
+        ("blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
+        (f"smallest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
+        (f"largest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
+        ("scalar toy at this depth, 0.65^L (Post-LN) or 1.3^L (Pre-LN)", "toy", readouts["toy"]),
+    ))
+
+
+def _stack_curves(gains, view: str):
+    """``(xs, rows)``: ``||g_l|| / ||g_L||`` over layers ``0 .. L``, or the gains over blocks ``1 .. L``."""
+    gains = np.asarray(gains)
+    layers = gains.shape[1]
+    if view == "norm":
+        return np.arange(layers + 1), np.array([gradient_norm_profile(row) for row in gains])
+    return np.arange(1, layers + 1), gains
+
+
+def _stack_draw(ax, values: dict, spec: Explorer, gains=None):
+    placement, seed = values["placement"], int(values["seed"])
+    if gains is None:
+        gains = random_stack_gains(placement, int(values["depth"]), values["branch_scale"])
+    xs, rows = _stack_curves(gains, values["view"])
+    others = [i for i in range(len(rows)) if i != seed]
+    for n, i in enumerate(others):
+        ax.plot(xs, rows[i], color=spec.color("seeds"), lw=1, alpha=0.45, gid="seeds",
+                label=spec.series[2].label if n == 0 else None)
+    ax.plot(xs, rows[seed], color=spec.color(placement), lw=2.2, gid=placement,
+            label=f"{next(s.label for s in spec.series if s.key == placement)}, seed {seed}")
+    ax.axhline(1, color=PALETTE["text"], lw=0.8, ls=":")
+    if values["view"] == "norm":
+        ax.set_yscale("log")
+        ax.set_xlabel("layer ℓ (0 = input, L = top)")
+        ax.set_ylabel("‖g_ℓ‖ / ‖g_L‖")
+    else:
+        ax.set_xlabel("block ℓ")
+        ax.set_ylabel("gain of block ℓ")
+
+
+def _stack_ticks(layers: int) -> list:
+    return [round(layers * k / 4) for k in range(5)]
+
+
+def _stack_grid(spec: Explorer) -> dict:
+    """``cells["post|1|48"]``: ``gain`` and ``norm`` (one row per seed, 4 significant digits, for
+    drawing) and ``readouts`` (one dict per seed, :func:`random_stack_readouts`)."""
+    cells = {}
+    for placement, _ in spec.control("placement").options:
+        for scale in STACK_SCALES:
+            for layers in STACK_DEPTHS:
+                gains = random_stack_gains(placement, layers, scale)
+                _, norms = _stack_curves(gains, "norm")
+                cells[f"{placement}|{_key(scale)}|{layers}"] = {
+                    "gain": [[float(format(v, ".4g")) for v in row] for row in gains],
+                    "norm": [[float(format(v, ".4g")) for v in row] for row in norms],
+                    "readouts": [random_stack_readouts(placement, layers, seed, scale, gains=gains)
+                                 for seed in range(STACK_SEEDS)],
+                }
+    return {"cells": cells, "readouts": list(_STACK_READOUTS),
+            "ticks": {_key(L): _stack_ticks(L) for L in STACK_DEPTHS}}
+
+
+RANDOM_STACK = Explorer(
+    kind="random-stack",
+    caption=(
+        "A random stack of L blocks of width 16 at initialisation (one random GELU MLP per block, "
+        "LayerNorm with γ = 1). A gradient travels down from the top, and each block multiplies its "
+        "length by a gain. Shown: the gradient's length at each layer relative to the top, ‖g_ℓ‖ / ‖g_L‖ "
+        "(log scale), or each block's gain; the chosen seed in colour, the other seeds in grey. "
+        "Branch scale multiplies every sublayer's initial weights."
+    ),
+    aria="Lines over the layers of the stack, one per seed: the gradient's length relative to the top, or each block's gain",
+    controls=(
+        Choice("placement", "placement", (("post", "Post-LN"), ("pre", "Pre-LN")), "post"),
+        Slider("seed", "seed", 0, STACK_SEEDS - 1, 1, 0),
+        Choice("depth", "depth L", tuple((L, str(L)) for L in STACK_DEPTHS), 48),
+        Choice("branch_scale", "branch scale", tuple((s, _key(s)) for s in STACK_SCALES), 1.0),
+        Choice("view", "show", (("norm", "gradient per layer"), ("gain", "gain per block")), "norm"),
+    ),
+    series=(Series("post", "Post-LN", PALETTE["post"]), Series("pre", "Pre-LN", PALETTE["pre"]),
+            Series("seeds", "other seeds", PALETTE["seed"])),
+    readouts=_stack_readouts,
+    grid=lambda: _stack_grid(RANDOM_STACK),
+    table=_stack_table,
+    draw=_stack_draw,
+)
+
+
+def random_stack_figure(layers: int = 48, branch_scale: float = 1.0, view: str = "norm"):
+    """The random-stack explorer's picture for both placements, stacked (Post-LN above Pre-LN), all seeds.
+
+    Seed 0 in colour, the others in grey; ``view`` is ``"norm"`` (``||g_l|| / ||g_L||``, log
+    scale) or ``"gain"`` (each block's gain).
+    """
+    fig = new_figure(6.4, 7.0, nrows=2)[0]
+    for ax, placement in zip(fig.axes, ("post", "pre")):
+        values = {"placement": placement, "seed": 0, "depth": layers, "branch_scale": branch_scale, "view": view}
+        _stack_draw(ax, values, RANDOM_STACK, gains=random_stack_gains(placement, layers, branch_scale))
+        ax.set_title(f"{'Post-LN' if placement == 'post' else 'Pre-LN'}, L = {layers}")
+        ax.legend(frameon=False, loc="best")
+    fig.tight_layout()
+    return fig
+
+
 #: Every explorer's spec, by kind.
-EXPLORERS = {spec.kind: spec for spec in (LAYER_NORM, DEPTH, RESIDUAL)}
+EXPLORERS = {spec.kind: spec for spec in (LAYER_NORM, DEPTH, RESIDUAL, RANDOM_STACK)}
 
 
 # --- build-time grids (static form) ------------------------------------------------------------
@@ -579,6 +790,11 @@ def layer_norm_grid() -> dict:
 def depth_grid() -> dict:
     """:func:`static_grid` of the depth explorer."""
     return static_grid("depth")
+
+
+def random_stack_grid() -> dict:
+    """:func:`static_grid` of the random-stack explorer."""
+    return static_grid("random-stack")
 
 
 def residual_grid() -> dict:
@@ -709,13 +925,18 @@ def show_explorer(spec: Explorer):
 
 
 def layer_norm_explorer():
-    """LayerNorm of an editable vector with γ, β, ε; Post-LN beside Pre-LN (identity sublayer)."""
+    """LayerNorm of an editable vector with γ, β, ε; Post-LN beside Pre-LN, with a random MLP or identity sublayer."""
     return _explorer(LAYER_NORM)
 
 
 def depth_explorer():
     """Gradient factor over depth: Post-LN ``f^L`` against Pre-LN ``(1 + a)^L``, log scale."""
     return _explorer(DEPTH)
+
+
+def random_stack_explorer():
+    """A random stack of blocks: seed, depth, branch scale, placement -> gradient per layer or gain per block."""
+    return _explorer(RANDOM_STACK)
 
 
 def residual_explorer():
