@@ -451,3 +451,23 @@ def test_readout_norm_and_the_relative_gradient():
                    for s, p in zip(seeds, profiles))
     assert summary["min_relative_grad_any_depth"] == pytest.approx(expected)
 
+
+def test_independent_write_ratio_against_monte_carlo():
+    """A wide stream plus independent writes of size r_1 ||x_0||: the measured ratio at block l
+    matches r_1 / sqrt(1 + (l - 1) r_1^2)."""
+    from lnworked.residual_writes import independent_write_ratio
+
+    rng = np.random.default_rng(0)
+    d, r1 = 20_000, 0.6
+    x = rng.normal(size=d)
+    for block in range(1, 41):
+        write = rng.normal(size=d) * r1
+        if block in (1, 10, 40):
+            assert np.linalg.norm(write) / np.linalg.norm(x) == pytest.approx(independent_write_ratio(r1, block), rel=0.02)
+        x = x + write
+    assert independent_write_ratio(r1, 1) == r1
+    with pytest.raises(ValueError, match="^block:"):
+        independent_write_ratio(r1, 0)
+    with pytest.raises(ValueError, match="^first_ratio:"):
+        independent_write_ratio(-1.0, 3)
+

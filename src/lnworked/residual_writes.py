@@ -18,8 +18,9 @@ import numpy as np
 
 from lnworked.placements import Variant, _check_scale, scaled_pre_ln, scaled_pre_ln_jacobian, variant_spec
 from lnworked.random_stack import stack_profile, stack_sublayers
+from lnworked.validation import check_depth, check_positive
 
-__all__ = ["write_ratios", "scaled_write_sweep"]
+__all__ = ["write_ratios", "independent_write_ratio", "scaled_write_sweep"]
 
 
 def write_ratios(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
@@ -83,3 +84,19 @@ def scaled_write_sweep(scales, layers: int = 48, width: int = 16, seed: int = 0,
             "grad_spread": float(grads.max() / grads.min()),
         })
     return rows
+
+
+def independent_write_ratio(first_ratio: float, block: int) -> float:
+    """The write/stream ratio of block ``l`` if every write is independent of the stream and
+    of the other writes, with the size of the first one, ``||F|| = r_1 ||x_0||``::
+
+        ||x_(l-1)||^2 = ||x_0||^2 + (l - 1) r_1^2 ||x_0||^2     (sizes of independent terms add)
+        r_l = r_1 ||x_0|| / ||x_(l-1)|| = r_1 / sqrt(1 + (l - 1) r_1^2)  ~  1 / sqrt(l - 1)
+
+    (block ``l`` writes into ``x_(l-1)``, the stream after ``l - 1`` writes; in expectation,
+    for wide streams).
+    """
+    r = check_positive(first_ratio, "first_ratio")
+    block = check_depth(block, "block")
+    return r / (1.0 + (block - 1) * r * r) ** 0.5
+
