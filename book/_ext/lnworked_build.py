@@ -10,6 +10,13 @@
 3. Keeps the pages free of CDN references: Jupyter Book always loads sphinx-thebe, which
    writes the unpkg.com URL of thebe into every page even with thebe off. This book has
    no thebe button, so those two scripts are dropped from each page.
+4. Mends two accessibility faults of the generated HTML (tests/test_accessibility.py):
+   docutils marks each bibliography entry ``role="doc-biblioentry"``, a role DPUB-ARIA 1.1
+   deprecated, inside a ``role="list"`` that then has no list item: the entries become
+   ``role="listitem"``. myst-nb names each fold of a hidden cell "Toggle hidden content"
+   (``aria-label``) over a visible title ("Open the worked example"), against WCAG 2.5.3
+   (label in name): the label is dropped, so the fold is named by the title it shows.
+   The theme's script-only buttons are mended by ``_static/a11y.js``.
 """
 
 from __future__ import annotations
@@ -51,8 +58,24 @@ def _drop_thebe_scripts(app, pagename, templatename, context, doctree):
         context["script_files"] = [js for js in context["script_files"] if not _is_thebe_script(js)]
 
 
+#: (generated HTML, its accessible replacement) in each page's body.
+A11Y_REPLACEMENTS = (
+    ('role="doc-biblioentry"', 'role="listitem"'),
+    ('<summary aria-label="Toggle hidden content">', "<summary>"),
+)
+
+
+def _mend_accessibility(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if body:
+        for old, new in A11Y_REPLACEMENTS:
+            body = body.replace(old, new)
+        context["body"] = body
+
+
 def setup(app):
     os.environ["LNWORKED_STATIC_BUILD"] = "1"
     app.connect("env-get-outdated", _outdated_on_library_change)
     app.connect("html-page-context", _drop_thebe_scripts)
+    app.connect("html-page-context", _mend_accessibility)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -1,0 +1,45 @@
+/* Accessibility fixes for the theme's script-only buttons (tests/test_accessibility.py).
+ *
+ * WCAG 2.5.3 "Label in Name": a control's accessible name must contain its visible text.
+ * - The search field button is named by aria-label "Search" but shows "Search Ctrl+K": the
+ *   aria-label is dropped, so its name is its visible text, and the Ctrl+K hint is hidden
+ *   from assistive technology (the name is "Search").
+ * - The colour-mode button is named "Color mode" while Font Awesome turns its three icons
+ *   into <svg role="img"> titled "Light", "Dark", "System Settings": the icons become
+ *   decorative and the button's name says the mode it is in ("Color mode: dark").
+ * Font Awesome swaps its <i> icons for <svg> after load, so the fix reruns on every change.
+ */
+(function () {
+  "use strict";
+  var MODES = { light: "light", dark: "dark", auto: "system setting" };
+
+  function fix() {
+    document.querySelectorAll(".search-button__button").forEach(function (button) {
+      if (button.querySelector(".search-button__default-text")) { button.removeAttribute("aria-label"); }
+    });
+    document.querySelectorAll(".search-button__kbd-shortcut").forEach(function (hint) {
+      hint.setAttribute("aria-hidden", "true");
+    });
+    var mode = document.documentElement.dataset.mode;
+    document.querySelectorAll(".theme-switch-button").forEach(function (button) {
+      button.querySelectorAll("svg, i").forEach(function (icon) {
+        var title = icon.querySelector("title");
+        if (title) { title.remove(); }
+        ["role", "aria-labelledby", "title"].forEach(function (a) { if (icon.hasAttribute(a)) { icon.removeAttribute(a); } });
+        if (icon.getAttribute("aria-hidden") !== "true") { icon.setAttribute("aria-hidden", "true"); }
+      });
+      var name = "Color mode" + (mode ? ": " + (MODES[mode] || mode) : "");
+      if (button.getAttribute("aria-label") !== name) { button.setAttribute("aria-label", name); }
+    });
+  }
+
+  function start() {
+    fix();
+    var observer = new MutationObserver(fix);
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-mode"] });
+    document.querySelectorAll(".theme-switch-button, .search-button__button").forEach(function (button) {
+      observer.observe(button, { childList: true, subtree: true });
+    });
+  }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
+})();
