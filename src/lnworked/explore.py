@@ -59,7 +59,8 @@ DOM contract of the static form (the browser tests rely on it)
       position as ``round((value - min) / step)``). After a control's ``value`` changes,
       dispatching an ``input`` (or ``change``) event on it updates every readout and
       redraws the plot.
-    - Readouts: ``<span class="lnw-readout" data-key=...>``; its text is
+    - Readouts: ``<span class="lnw-readout" data-key=...>``, all inside one polite live
+      region ``<div class="lnw-readouts" aria-live="polite">``; its text is
       :func:`format_readout` of the library's value for the current setting: Python's
       ``format(value, ".6g")`` (6 significant digits, ASCII ``-``, exponents like
       ``1e-05``; ``0`` for zero), ``"undefined (0/0)"`` for LayerNorm of a constant vector
@@ -861,7 +862,8 @@ def _static(spec: Explorer):
         f'<p class="lnw-caption">{html.escape(spec.caption)}</p>'
         f'<div class="lnw-controls">{controls}</div>'
         f'<svg class="lnw-plot" viewBox="0 0 520 280" role="img" aria-label="{html.escape(spec.aria, quote=True)}"></svg>'
-        f"{spec.table(spec.readouts(defaults))}"
+        # a polite live region: a screen reader announces the readouts each control changes
+        f'<div class="lnw-readouts" aria-live="polite">{spec.table(spec.readouts(defaults))}</div>'
         f'<script type="application/json" class="lnw-data">{data}</script>'
         f"</div><script>{script}\nwindow.lnwExplore.init({json.dumps(root)});</script>"
     )
