@@ -206,10 +206,10 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
         x = base + spreads[:, None] * pattern
         magnitude = np.max(np.abs(layer_norm(x, eps=eps)), axis=-1)
         ax.plot(spreads, magnitude, color=color, linewidth=2.4, gid=f"eps-{eps:g}",
-                label=f"$\\epsilon = {_tex_number(eps)}$")
+                label=f"$\\varepsilon = {_tex_number(eps)}$")
         if eps > 0:
             ax.axvline(math.sqrt(eps), color=color, linestyle=":", linewidth=1.5)
-            ax.text(math.sqrt(eps), 3e-7, " $\\sqrt{\\epsilon}$",
+            ax.text(math.sqrt(eps), 3e-7, " $\\sqrt{\\varepsilon}$",
                     color=color, fontsize=FONT["annotation"], va="bottom")
     flat = np.full(4, base)
     try:
@@ -218,13 +218,13 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     except DegenerateInputError:
         at_zero = "0/0 (error)"
     at_zero_eps = format_value(np.max(np.abs(layer_norm(flat, eps=epsilons[-1]))))
-    ax.text(0.02, 0.05, f"spread $s = 0$: $\\epsilon = 0$ gives {at_zero}; $\\epsilon > 0$ gives {at_zero_eps}",
+    ax.text(0.02, 0.05, f"spread $\\sigma = 0$: $\\varepsilon = 0$ gives {at_zero}; $\\varepsilon > 0$ gives {at_zero_eps}",
             transform=ax.transAxes, fontsize=FONT["annotation"], color=PALETTE["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(1e-7, 10)
-    _labels(ax, "spread $s$ of the input (std)", "max $|\\mathrm{LN}(x)|$")
-    _title(ax, "LayerNorm of a nearly flat vector: $\\epsilon$ is the cushion")
+    _labels(ax, "spread $\\sigma$ of the input (std)", "max $|\\mathrm{LN}(x)|$")
+    _title(ax, "LayerNorm of a nearly flat vector: $\\varepsilon$ is the cushion")
     _legend(ax, loc="center right")
     return fig
 
