@@ -751,13 +751,12 @@ def random_stack_figure(layers: int = 48, branch_scale: float = 1.0, view: str =
     Seed 0 in colour, the others in grey; ``view`` is ``"norm"`` (``||g_l|| / ||g_L||``, log
     scale) or ``"gain"`` (each block's gain).
     """
-    fig = new_figure(6.4, 7.0, nrows=2)[0]
+    fig = new_figure(4.8, 7.2, nrows=2)[0]
     for ax, placement in zip(fig.axes, ("post", "pre")):
         values = {"placement": placement, "seed": 0, "depth": layers, "branch_scale": branch_scale, "view": view}
         _stack_draw(ax, values, RANDOM_STACK, gains=random_stack_gains(placement, layers, branch_scale))
         ax.set_title(f"{'Post-LN' if placement == 'post' else 'Pre-LN'}, L = {layers}")
         ax.legend(frameon=False, loc="best")
-    fig.tight_layout()
     return fig
 
 
