@@ -8,7 +8,7 @@ HTML   := book/_build/html/index.html
 SHELL  := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: book book-no-solutions test setup clean
+.PHONY: book book-no-solutions pdf test setup clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,11 @@ book-no-solutions: $(STAMP)
 	$(PY) tools/bookconfig.py book/_config.yml $(NOSOL_CONFIG)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build book --config $(NOSOL_CONFIG) --path-output book/_build/no_solutions -n -W --keep-going
 	@echo "The book without solutions is at $(CURDIR)/book/_build/no_solutions/_build/html/index.html"
+
+# The whole book as one PDF, printed offline by Debian's Chromium (tools/book_pdf.py):
+# book/_build/pdf/lnworked.pdf (solutions at each chapter's end) and lnworked-no-solutions.pdf
+pdf: book
+	$(PY) tools/book_pdf.py --html book/_build/html --out book/_build/pdf
 
 test: book
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n 2 -q -rs
