@@ -60,3 +60,72 @@ def test_forecast_answers_and_solutions_open_on_click(browser, server, name):
     for prompt in prompts:
         _hidden_then_shown(browser, prompt.find_element(By.CSS_SELECTOR, "div.dropdown"))
     _hidden_then_shown(browser, solutions[0])
+
+
+def test_chapter_5_explorer_redraws_the_committed_runs(browser, server):
+    """Chapter 5's kernel-free explorer: choosing a run (as a reader does, by clicking an
+    option) redraws the curves and shows that committed run's numbers."""
+    from selenium.webdriver.support.ui import Select
+
+    from lnworked.explore import format_readout
+    from lnworked.stress.committed import committed_sweep
+    from test_browser import _controls, _state
+
+    rows, _ = committed_sweep()
+    find = {(r["variant"], r["layers"], r["learning_rate"], r["seed"]): r for r in rows}
+
+    def expected(c):
+        row = find[(c["variant"], int(c["layers"]), float(c["rate"]), int(c["seed"]))]
+        return {"final-loss": format_readout(row["final_loss"]),
+                "max-gradient-norm": format_readout(row["max_gradient_norm"]),
+                "diverged-at": "no" if row["diverged_at"] is None else f"step {row['diverged_at']}"}
+
+    load(browser, server, "chapters/05_stress_test")
+    (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="training"]')
+    assert root.get_attribute("data-lnw-ready") == "1"
+    state = _state(browser, root)
+    assert state["readouts"] == expected(_controls(browser, root))
+    for name, value in (("variant", "Pre-LN"), ("layers", "6"), ("rate", "0.008"), ("seed", "8"),
+                        ("variant", "Post-LN + warmup")):
+        Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
+        new = _state(browser, root)
+        assert new["svg"] != state["svg"], f"choosing {name}={value} did not redraw the plot"
+        assert new["readouts"] == expected(_controls(browser, root)), f"after {name}={value}"
+        state = new
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+def test_chapter_3_random_stack_explorer_redraws_without_a_kernel(browser, server):
+    """Chapter 3's random-stack explorer: moving the seed slider (keyboard) and choosing the
+    placement, depth, branch scale and view (clicks) redraws the chart with the library's values."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    from lnworked.explore import random_stack_readouts
+    from test_browser import _controls, _state
+
+    def expected(c):
+        return random_stack_readouts(c["placement"], int(c["depth"]), int(c["seed"]), float(c["branch_scale"]))
+
+    load(browser, server, "chapters/03_gradients_through_depth")
+    (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="random-stack"]')
+    assert root.get_attribute("data-lnw-ready") == "1"
+    state = _state(browser, root)
+    assert state["svg"].strip() and state["readouts"] == expected(_controls(browser, root))
+    slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="seed"]')
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+    slider.send_keys(Keys.RIGHT)
+    new = _state(browser, root)
+    assert _controls(browser, root)["seed"] == "1" and new["svg"] != state["svg"], "the seed slider did not redraw"
+    assert new["readouts"] == expected(_controls(browser, root))
+    state = new
+    for name, value in (("placement", "pre"), ("depth", "96"), ("branch_scale", "3"), ("view", "gain"),
+                        ("placement", "post")):
+        Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
+        new = _state(browser, root)
+        assert new["svg"] != state["svg"], f"choosing {name}={value} did not redraw the plot"
+        assert new["readouts"] == expected(_controls(browser, root)), f"after {name}={value}"
+        state = new
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

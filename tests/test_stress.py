@@ -303,12 +303,13 @@ def test_train_and_show_displays_the_table_and_curves(monkeypatch):
     import IPython.display
 
     from lnworked.stress.explorer import train_and_show
+    from lnworked.stress.report import display_name
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
     result = train_and_show(SHORT.replace(layers=1, steps=3), device="cpu")
     table, figure = shown
-    assert len(result.runs) == 3 and all(run.spec.name in table.data for run in result.runs)
+    assert len(result.runs) == 3 and all(display_name(run.spec.name) in table.data for run in result.runs)
     assert len(figure.axes) == 2
 
 

@@ -144,7 +144,7 @@ def _sweep_command(args) -> str:
 def run_sweep(args) -> int:
     from lnworked.stress.figures import stability_map
     from lnworked.stress.report import check_writable, save_figure
-    from lnworked.stress.sweep import sweep, write_sweep_csv
+    from lnworked.stress.sweep import sweep, write_sweep_csv, write_sweep_steps_csv
 
     base = StressConfig(steps=args.steps, norm=args.norm)
     out = check_writable(args.out)
@@ -154,6 +154,7 @@ def run_sweep(args) -> int:
     result = sweep(args.depths, args.lrs, args.seeds, base, device=device, warmup=args.warmup, chunk_steps=_chunk(args),
                    progress=lambda line: print("  " + line, file=sys.stderr, flush=True))
     write_sweep_csv(result.rows, out / "sweep.csv")
+    write_sweep_steps_csv(result.rows, result.curves, out / "sweep-steps.csv")
     info = provenance(_sweep_command(args), result.device, result.seconds)
     info["runs"] = len(result.rows)
     (out / "sweep-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
@@ -198,7 +199,7 @@ def run_seeds(args) -> int:
     info = provenance(_seeds_command(args), describe_device(device), seconds)
     info["runs"], info["interrupted"] = len(runs), runs.interrupted
     (out / "seeds-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    save_figure(seed_figure(runs), out / "seeds")
+    save_figure(seed_figure(runs, config.vocab_size), out / "seeds")
     for seed, run in runs.items():
         print(f"  seed {seed}: final loss {run.final_loss:.4f}, max gradient norm {run.max_gradient_norm:.3f}")
     print(f"{len(runs)} runs in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")

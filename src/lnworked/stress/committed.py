@@ -15,7 +15,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["committed_sweep", "committed_seed_runs"]
+__all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs"]
 
 
 def _data(name: str, folder):
@@ -33,6 +33,14 @@ def committed_sweep(folder=None):
     from lnworked.stress.sweep import read_sweep_csv
 
     return _read("sweep.csv", "sweep-provenance.json", folder, read_sweep_csv)
+
+
+def committed_sweep_steps(folder=None):
+    """``({(variant, layers, learning_rate, seed): (loss, gradient_norm)}, provenance)``: the
+    same sweep's per-step logs (``sweep-steps.csv``), or ``folder``'s."""
+    from lnworked.stress.sweep import read_sweep_steps_csv
+
+    return _read("sweep-steps.csv", "sweep-provenance.json", folder, read_sweep_steps_csv)
 
 
 def committed_seed_runs(folder=None):

@@ -1,17 +1,51 @@
 """Figures of the sweep and the probes: stability map, per-layer gradient norms, seed spread.
 
-House style from :mod:`lnworked.style` (white background, titles, labelled axes).
+House style from :mod:`lnworked.style` (white background, titles, labelled axes), sized to
+be read on a phone: each figure is at most :data:`WIDTH` inches wide (about 660 px at the
+book's 110 dpi, so a 390 px screen shrinks it by less than half) with text at
+:data:`PHONE_FONT`; panels are stacked, never side by side. Run names are shown with
+:func:`lnworked.stress.report.display_name` (Pre-LN / Post-LN, the book's terms).
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.colors import LogNorm
+from matplotlib.colors import LogNorm, to_rgb
 
-from lnworked.style import FONT, PALETTE, new_figure
+from lnworked.stress.report import display_name
+from lnworked.style import PALETTE, new_figure
 
-__all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_figure"]
+__all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_figure", "relative_luminance", "label_color", "WIDTH", "PHONE_FONT", "DIVERGED_COLOR"]
+
+#: Width of every figure here, inches.
+WIDTH = 6.0
+#: Font sizes (points) of the figures here: larger than the house sizes, for a phone.
+PHONE_FONT = {"title": 15, "label": 14, "tick": 13, "legend": 12, "annotation": 15}
+#: Background of a stability-map cell whose runs diverged.
+DIVERGED_COLOR = "#d9d9d9"
+
+
+def relative_luminance(color) -> float:
+    """WCAG 2 relative luminance of an sRGB colour: ``0.2126 R + 0.7152 G + 0.0722 B`` of
+    the linearised channels ``c/12.92`` (``c <= 0.04045``) or ``((c + 0.055)/1.055)^2.4``."""
+    channels = np.array(to_rgb(color))
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def label_color(background) -> str:
+    """Black or white, whichever contrasts more with ``background`` (WCAG contrast ratio
+    ``(L1 + 0.05) / (L2 + 0.05)``: black wins exactly when the luminance exceeds ~0.179)."""
+    lum = relative_luminance(background)
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
+
+
+def _style(ax, title: str, xlabel: str, ylabel: str):
+    ax.set_title(title, fontsize=PHONE_FONT["title"])
+    ax.set_xlabel(xlabel, fontsize=PHONE_FONT["label"])
+    ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
+    ax.tick_params(labelsize=PHONE_FONT["tick"])
 
 
 def stability_grid(rows, variant: str):
@@ -28,67 +62,76 @@ def stability_grid(rows, variant: str):
     return depths, rates, grid
 
 
-def stability_map(rows, threshold: float = 1.0):
-    """One heat map per variant: median final loss over seeds, per depth and learning rate.
+def stability_map(rows):
+    """One heat map per variant, stacked: median final loss over seeds, per depth and rate.
 
-    Cells are annotated with the value; ``x`` marks a cell whose runs diverged; the colour
-    scale is logarithmic. ``threshold`` (loss) splits the annotation colour for contrast.
+    Cells are annotated with the value, in black or white by :func:`label_color` of the
+    cell's own colour; ``x`` on grey (:data:`DIVERGED_COLOR`) marks a cell whose runs
+    diverged; the colour scale is logarithmic and shared.
     """
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    fig, axes = new_figure(4.2 * len(variants), 3.8, ncols=len(variants))
+    fig, axes = new_figure(WIDTH, 2.9 * len(variants) + 0.4, nrows=len(variants))
     axes = np.atleast_1d(axes)
     finite = [r["final_loss"] for r in rows if np.isfinite(r["final_loss"]) and r["final_loss"] > 0]
     norm = LogNorm(vmin=min(finite), vmax=max(finite))
+    cmap = plt.get_cmap("viridis").with_extremes(bad=DIVERGED_COLOR)
     for ax, variant in zip(axes, variants):
         depths, rates, grid = stability_grid(rows, variant)
-        image = ax.imshow(np.where(np.isfinite(grid), grid, np.nan), cmap="viridis", norm=norm,
-                          origin="lower", aspect="auto")
+        shown = np.where(np.isfinite(grid), grid, np.nan)
+        image = ax.imshow(shown, cmap=cmap, norm=norm, origin="lower", aspect="auto")
         for i in range(len(depths)):
             for j in range(len(rates)):
                 value = grid[i, j]
-                text = "x" if not np.isfinite(value) else f"{value:.2g}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=FONT["annotation"] - 1,
-                        color="white" if not np.isfinite(value) or value > threshold else "black")
+                finite_cell = np.isfinite(value)
+                background = cmap(norm(value)) if finite_cell else DIVERGED_COLOR
+                ax.text(j, i, f"{value:.2g}" if finite_cell else "x", ha="center", va="center",
+                        fontsize=PHONE_FONT["annotation"], color=label_color(background))
         ax.set_xticks(range(len(rates)), [f"{r:g}" for r in rates])
         ax.set_yticks(range(len(depths)), [str(d) for d in depths])
-        ax.set_xlabel("learning rate", fontsize=FONT["label"])
-        ax.set_ylabel("layers", fontsize=FONT["label"])
-        ax.set_title(variant, fontsize=FONT["title"])
+        _style(ax, display_name(variant), "learning rate", "layers")
         ax.grid(False)
-    fig.colorbar(image, ax=list(axes), label="final loss (median over seeds)")
+    bar = fig.colorbar(image, ax=list(axes), shrink=0.6)
+    bar.set_label("final loss (median over seeds)", fontsize=PHONE_FONT["label"])
+    bar.ax.tick_params(labelsize=PHONE_FONT["tick"])
     return fig
 
 
 def layer_gradient_figure(rows):
     """Gradient norm of each block at initialisation against its position, Pre-LN vs Post-LN."""
-    fig, ax = new_figure(7, 4)
+    fig, ax = new_figure(WIDTH, 5.2)
     depths = sorted({r["layers"] for r in rows})
     shades = np.linspace(0.45, 1.0, len(depths))
     for depth, shade in zip(depths, shades):
         for pre_norm, color, style in ((True, PALETTE["pre"], "-"), (False, PALETTE["post"], "--")):
             mine = [r for r in rows if r["layers"] == depth and r["pre_norm"] == pre_norm]
             ax.plot([r["layer"] for r in mine], [r["gradient_norm"] for r in mine], style, color=color,
-                    alpha=shade, linewidth=2, marker="o", markersize=3,
+                    alpha=shade, linewidth=2, marker="o", markersize=4,
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {depth} layers")
     ax.set_yscale("log")
-    ax.set_xlabel("block (1 = next to the input)", fontsize=FONT["label"])
-    ax.set_ylabel("gradient norm of the block's parameters", fontsize=FONT["label"])
-    ax.set_title("Gradient norm per block at initialisation", fontsize=FONT["title"])
-    ax.legend(fontsize=FONT["legend"] - 2, frameon=False, ncol=2)
+    _style(ax, "Gradient norm per block at initialisation", "block (1 = next to the input)",
+           "gradient norm of the block")
+    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=2, loc="upper center",
+              bbox_to_anchor=(0.5, -0.2))
     return fig
 
 
-def seed_figure(results_by_seed: dict):
+def seed_figure(results_by_seed: dict, vocab_size: int | None = None):
     """Loss curves of one run kind under several seeds: ``{seed: RunResult}``; one colour per
-    seed (matplotlib's ``tab10`` cycle: distinct for up to ten seeds), legend beside the axes."""
-    fig, ax = new_figure(8, 4)
+    seed (matplotlib's ``tab10`` cycle: distinct for up to ten seeds), legend below the axes;
+    a linear loss axis.
+
+    ``vocab_size`` draws a labelled dotted line (gid ``uniform``) at ``ln(vocab_size)``, the
+    loss of a uniform guess over the vocabulary."""
+    fig, ax = new_figure(WIDTH, 5.2)
     colors = plt.get_cmap("tab10").colors
     for k, (seed, run) in enumerate(results_by_seed.items()):
-        ax.plot(run.steps, run.loss, color=colors[k % len(colors)], linewidth=1.3, label=f"seed {seed}")
-    ax.set_yscale("log")
-    ax.set_xlabel("training step", fontsize=FONT["label"])
-    ax.set_ylabel("cross-entropy loss", fontsize=FONT["label"])
-    name = next(iter(results_by_seed.values())).spec.name
-    ax.set_title(f"{name}, several seeds", fontsize=FONT["title"])
-    ax.legend(fontsize=FONT["legend"] - 1, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.plot(run.steps, run.loss, color=colors[k % len(colors)], linewidth=1.5, label=f"seed {seed}")
+    if vocab_size is not None:
+        uniform = float(np.log(vocab_size))
+        ax.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=2, gid="uniform",
+                   label=f"uniform guess: ln {vocab_size} = {uniform:.2f}")
+    name = display_name(next(iter(results_by_seed.values())).spec.name)
+    _style(ax, f"{name}: {len(results_by_seed)} seeds", "training step", "cross-entropy loss")
+    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=3, loc="upper center",
+              bbox_to_anchor=(0.5, -0.2))
     return fig

@@ -19,6 +19,7 @@ from lnworked.stress.article import article_run_for
 from lnworked.stress.results import StressResult
 
 __all__ = [
+    "display_name",
     "check_writable",
     "write_csv",
     "write_summary",
@@ -32,6 +33,13 @@ __all__ = [
 ]
 
 CSV_COLUMNS = ("run", "step", "loss", "gradient_norm", "learning_rate")
+
+
+def display_name(name: str) -> str:
+    """A run's name in the book's terms: the article's "Pre-Norm"/"Post-Norm" become
+    "Pre-LN"/"Post-LN" and its " · " separator a comma ("Post-Norm · 120-step warmup" ->
+    "Post-LN, 120-step warmup"). The data files keep the article's names."""
+    return name.replace("Pre-Norm", "Pre-LN").replace("Post-Norm", "Post-LN").replace(" · ", ", ")
 
 
 def check_writable(out_dir) -> Path:
@@ -80,19 +88,21 @@ def _run_colors():
 
 
 def curves_figure(result: StressResult, with_article: bool = True):
-    """Loss and global gradient norm per step (log scales), one line per run.
+    """Loss and global gradient norm per step (log scales), one line per run, the two panels
+    stacked (readable on a phone), runs named by :func:`display_name`.
 
     With ``with_article`` the article's own curves of the same kind are drawn thin and
     dashed behind them (only when the configuration has the article's step count).
     """
-    from lnworked.style import FONT, new_figure
+    from lnworked.stress.figures import PHONE_FONT, WIDTH
+    from lnworked.style import new_figure
 
-    fig, (ax_loss, ax_norm) = new_figure(11, 4.2, ncols=2)
+    fig, (ax_loss, ax_norm) = new_figure(WIDTH, 8.4, nrows=2)
     colors = _run_colors()
     for run in result.runs:
         color = colors[(run.spec.pre_norm, run.spec.warmup_steps > 0)]
-        ax_loss.plot(run.steps, run.loss, color=color, linewidth=2, label=run.spec.name)
-        ax_norm.plot(run.steps, run.gradient_norm, color=color, linewidth=2, label=run.spec.name)
+        ax_loss.plot(run.steps, run.loss, color=color, linewidth=2, label=display_name(run.spec.name))
+        ax_norm.plot(run.steps, run.gradient_norm, color=color, linewidth=2, label=display_name(run.spec.name))
         theirs = article_run_for(run.spec.pre_norm, run.spec.warmup_steps)
         if with_article and theirs is not None and len(theirs.loss) == result.config.steps:
             steps = np.arange(1, len(theirs.loss) + 1)
@@ -100,16 +110,17 @@ def curves_figure(result: StressResult, with_article: bool = True):
                 ax.plot(steps, values, color=color, linewidth=1, linestyle="--", alpha=0.6)
     for ax, title, ylabel in (
         (ax_loss, "Training loss", "cross-entropy loss"),
-        (ax_norm, "Global gradient norm", "L2 norm of the gradient"),
+        (ax_norm, "Global gradient norm", "gradient norm"),
     ):
         ax.set_yscale("log")
-        ax.set_title(title, fontsize=FONT["title"])
-        ax.set_xlabel("training step", fontsize=FONT["label"])
-        ax.set_ylabel(ylabel, fontsize=FONT["label"])
-    ax_loss.legend(fontsize=FONT["legend"] - 1, frameon=False, loc="lower left")
+        ax.set_title(title, fontsize=PHONE_FONT["title"])
+        ax.set_xlabel("training step", fontsize=PHONE_FONT["label"])
+        ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
+        ax.tick_params(labelsize=PHONE_FONT["tick"])
+    ax_loss.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="lower left")
     if with_article:
         (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1)
-        ax_norm.legend([dashed], ["the article's runs (dashed)"], fontsize=FONT["legend"] - 1, frameon=False,
+        ax_norm.legend([dashed], ["the article's runs (dashed)"], fontsize=PHONE_FONT["legend"], frameon=False,
                        loc="upper right")
     return fig
 
@@ -130,7 +141,7 @@ def table_rows(result: StressResult) -> list[dict]:
     for run in result.runs:
         theirs = article_run_for(run.spec.pre_norm, run.spec.warmup_steps)
         rows.append({
-            "run": run.spec.name,
+            "run": display_name(run.spec.name),
             "final_loss": run.final_loss,
             "max_gradient_norm": run.max_gradient_norm,
             "diverged_at": run.diverged_at,

@@ -28,7 +28,8 @@ from lnworked.stress.optim import learning_rates
 from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_logged, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "SeedRuns", "seed_runs", "write_sweep_csv", "read_sweep_csv",
-           "SWEEP_COLUMNS", "write_seed_runs_csv", "read_seed_runs_csv", "SEED_COLUMNS", "largest_stable_rates",
+           "SWEEP_COLUMNS", "SWEEP_STEP_COLUMNS", "write_sweep_steps_csv", "read_sweep_steps_csv",
+           "write_seed_runs_csv", "read_seed_runs_csv", "SEED_COLUMNS", "largest_stable_rates",
            "STABLE_LOSS"]
 
 
@@ -51,10 +52,14 @@ SWEEP_COLUMNS = ("variant", "pre_norm", "warmup_steps", "layers", "learning_rate
 
 @dataclass
 class SweepResult:
+    """``rows`` (one per run, :data:`SWEEP_COLUMNS`) and ``curves``, parallel to ``rows``:
+    each run's per-step ``(loss, gradient_norm)`` arrays, cut at divergence."""
+
     rows: list[dict]
     device: str
     seconds: float
     interrupted: bool = False
+    curves: list = None
 
 
 def _check_list(values, name, check):
@@ -89,22 +94,24 @@ def sweep(
     seeds = _check_list(seeds, "seeds", lambda s: base.replace(seed=s))
     warm = warmup_for(base.steps) if warmup is None else check_warmup(warmup, base.steps)
     device = select_device(device) if isinstance(device, str) else device
-    started, rows, interrupted = time.perf_counter(), [], False
+    started, rows, curves, interrupted = time.perf_counter(), [], [], False
     batches = {s: make_batches(base.replace(seed=s)) for s in seeds}
     try:
         with jax.default_device(device):
             for depth in depths:
                 group = [(v, r, s) for v in variants for r in rates for s in seeds]
-                rows += _train_cell(base.replace(layers=depth), group, batches, warm, chunk_steps, device)
+                done = _train_cell(base.replace(layers=depth), group, batches, warm, chunk_steps, device)
+                rows += [row for row, _ in done]
+                curves += [curve for _, curve in done]
                 if progress is not None:
                     progress(f"layers={depth}: {len(group)} runs done ({time.perf_counter() - started:.0f} s)")
     except KeyboardInterrupt:
         interrupted = True
-    return SweepResult(rows, describe_device(device), time.perf_counter() - started, interrupted)
+    return SweepResult(rows, describe_device(device), time.perf_counter() - started, interrupted, curves)
 
 
 def _train_cell(config, group, batches, warm, chunk_steps, device):
-    """All runs of one depth as one vmapped program; their rows."""
+    """All runs of one depth as one vmapped program; ``(row, (loss, norm))`` per run."""
     sources = np.stack([batches[s][0] for _, _, s in group])
     targets = np.stack([batches[s][1] for _, _, s in group])
     schedule = np.stack([learning_rates(r, config.steps, warm if v.warmup else 0) for v, r, _ in group])
@@ -114,12 +121,12 @@ def _train_cell(config, group, batches, warm, chunk_steps, device):
     rows = []
     for (variant, rate, seed), loss, norm in zip(group, losses, norms):
         loss, norm, diverged = cut_at_divergence(loss, norm)
-        rows.append({
+        rows.append(({
             "variant": variant.name, "pre_norm": variant.pre_norm, "warmup_steps": warm if variant.warmup else 0,
             "layers": config.layers, "learning_rate": float(rate), "seed": int(seed), "steps": config.steps,
             "steps_done": len(loss), "final_loss": float(loss[-1]), "max_gradient_norm": float(norm.max()),
             "diverged_at": diverged,
-        })
+        }, (loss, norm)))
     return rows
 
 
@@ -132,6 +139,41 @@ def write_sweep_csv(rows: Sequence[dict], path) -> Path:
         for row in rows:
             writer.writerow({k: ("" if row[k] is None else row[k]) for k in SWEEP_COLUMNS})
     return path
+
+
+#: The per-step table of a sweep: one row per run and step; a run is named by its
+#: (variant, layers, learning_rate, seed), as in :data:`SWEEP_COLUMNS`.
+SWEEP_STEP_COLUMNS = ("variant", "layers", "learning_rate", "seed", "step", "loss", "gradient_norm")
+
+
+def write_sweep_steps_csv(rows: Sequence[dict], curves: Sequence, path) -> Path:
+    """Every run's per-step loss and gradient norm (:data:`SWEEP_STEP_COLUMNS`);
+    ``curves[i] = (loss, norm)`` belongs to ``rows[i]``."""
+    path = Path(path)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SWEEP_STEP_COLUMNS)
+        for row, (loss, norm) in zip(rows, curves, strict=True):
+            for step, (value, size) in enumerate(zip(loss, norm), start=1):
+                writer.writerow([row["variant"], row["layers"], row["learning_rate"], row["seed"], step,
+                                 float(value), float(size)])
+    return path
+
+
+def read_sweep_steps_csv(path) -> dict:
+    """``{(variant, layers, learning_rate, seed): (loss, gradient_norm)}`` from
+    :func:`write_sweep_steps_csv`'s table; arrays in step order."""
+    with Path(path).open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    logs: dict = {}
+    for r in rows:
+        key = (r["variant"], int(r["layers"]), float(r["learning_rate"]), int(r["seed"]))
+        logs.setdefault(key, []).append((int(r["step"]), float(r["loss"]), float(r["gradient_norm"])))
+    out = {}
+    for key, entries in logs.items():
+        entries.sort()
+        out[key] = (np.array([e[1] for e in entries]), np.array([e[2] for e in entries]))
+    return out
 
 
 def read_sweep_csv(path) -> list[dict]:
