@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from lnworked.blocks import jacobian_singular_value_samples
 from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, residual_variance_monte_carlo
@@ -160,7 +161,7 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     scales like 1/σ of the sum it normalises (bottom panel).
     """
     pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)
-    fig, (hist, scaling) = new_figure(6.4, 8.4, nrows=2)
+    fig, (hist, scaling) = new_figure(5.4, 8.0, nrows=2)
     bins = np.linspace(0.0, max(pre.max(), post.max()) * 1.02, 50)
     hist.hist(pre.ravel(), bins=bins, color=PALETTE["pre"], alpha=0.75, label="Pre-LN", gid="hist-pre")
     hist.hist(post.ravel(), bins=bins, color=PALETTE["post"], alpha=0.75, label="Post-LN", gid="hist-post")
@@ -173,6 +174,10 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     _legend(hist, loc="upper right")
     scaling.loglog(1 / sigma, post[:, 0], "o", color=PALETTE["post"], markersize=4, gid="post-largest",
                    label="Post-LN, largest")
+    for axis, values in ((scaling.xaxis, 1 / sigma), (scaling.yaxis, post[:, 0])):  # plain tick labels
+        axis.set_major_locator(FixedLocator(np.round(np.linspace(values.min(), values.max(), 4), 1)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_minor_formatter(NullFormatter())
     _labels(scaling, "$1/\\sigma$ of the sum $x + F(x)$", "largest singular value")
     _title(scaling, "Post-LN: the largest tracks $1/\\sigma$ of the sum")
     _legend(scaling, loc="upper left")
@@ -353,7 +358,7 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
     from lnworked.norms import layer_norm_geometry as geometry
     from lnworked.norms import mean_free_basis
 
-    fig, (plane, face) = new_figure(6.2, 12.0, nrows=2)
+    fig, (plane, face) = new_figure(5.0, 10.0, nrows=2)
     ink, proj, out = PALETTE["seed"], PALETTE["highway"], PALETTE["norm"]
 
     # d = 2: the whole space is the page.
