@@ -320,6 +320,10 @@ def test_family_table_rows():
     assert identity == {"post": False, "pre": True, "deepnorm": False, "sandwich": True,
                         "normformer": True, "pre_rms": True, "pre_final": True}
     assert [r["variant"] for r in family_table(layers=2, variants=["pre", "post"])] == ["pre", "post"]
+    for row in family_table(layers=3, width=8, seed=2, variants=["llama", "reordered"]):
+        _, w, _ = stack_sublayers(row["variant"], 3, 8, 2)
+        p = stack_profile(row["variant"], 3, width=8, seed=2)
+        assert row["relative_input_grad_norm"] == pytest.approx(p.final_input_grad_norm / np.linalg.norm(w))
 
 
 def test_format_family_table():
@@ -333,9 +337,9 @@ def test_format_family_table():
     assert cells[0][0] == "variant" and len(cells[0]) == 6
     for row, line in zip(rows, cells[2:]):
         assert line[0] == row["label"]
-        assert line[1] == f"`{row['formula']}`"  # code, so underscores are not emphasis
-        assert line[2] == ("yes" if row["identity_path"] else "no")
-        assert float(line[5]) == pytest.approx(row["input_grad_norm"], rel=5e-3)
+        assert line[1] == ("yes" if row["identity_path"] else "no")
+        assert float(line[4]) == pytest.approx(row["relative_input_grad_norm"], rel=5e-3)
+        assert line[5] == f"`{row['formula']}`"  # code, so underscores are not emphasis
     with pytest.raises(ValueError, match="fmt"):
         format_family_table(rows, fmt="latex")
     with pytest.raises(ValueError, match="^digits:"):

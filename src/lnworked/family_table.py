@@ -28,8 +28,9 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
 
     Keys: ``variant``, ``label``, ``formula``, ``source``, ``identity_path``,
     ``final_stream_rms`` (RMS of ``x_L``), ``output_rms`` (RMS of what the head sees),
-    ``input_grad_norm`` (``|| d(w . y_L) / d x_0 ||``), ``peak_stream_rms`` and
-    ``min_input_grad_norm`` (over depths ``1 .. layers``).
+    ``input_grad_norm`` (``|| d(w . y_L) / d x_0 ||``), ``relative_input_grad_norm`` (the
+    same divided by ``||w||``: 1 means the readout's gradient arrives at its own size),
+    ``peak_stream_rms`` and ``min_input_grad_norm`` (over depths ``1 .. layers``).
     """
     specs = list(VARIANTS.values()) if variants is None else [variant_spec(v) for v in variants]
     rows = []
@@ -46,6 +47,7 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
                 "final_stream_rms": profile.final_stream_rms,
                 "output_rms": profile.output_rms,
                 "input_grad_norm": profile.final_input_grad_norm,
+                "relative_input_grad_norm": profile.final_input_grad_norm / profile.readout_norm,
                 "peak_stream_rms": float(profile.stream_rms.max()),
                 "min_input_grad_norm": float(profile.input_grad_norm.min()),
             }
@@ -53,13 +55,14 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
     return rows
 
 
+#: The numbers first, the formula last: on a phone the table scrolls sideways inside its box.
 _COLUMNS = (
     ("label", "variant"),
-    ("formula", "block"),
     ("identity_path", "identity path"),
     ("final_stream_rms", "RMS of x_L"),
-    ("output_rms", "RMS seen by head"),
-    ("input_grad_norm", "‖∂(w·y_L)/∂x_0‖"),
+    ("output_rms", "RMS the head sees"),
+    ("relative_input_grad_norm", "input gradient / ‖w‖"),
+    ("formula", "block"),
 )
 
 
@@ -72,14 +75,18 @@ def _cell(value, digits: int) -> str:
 
 
 def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
-    """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table."""
+    """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table.
+
+    Columns: variant, identity path, RMS of ``x_L``, RMS the head sees, input gradient over
+    ``||w||``, block formula.
+    """
     if fmt not in ("html", "markdown"):
         raise ValueError(f"fmt: must be 'html' or 'markdown', got {fmt!r}")
     digits = check_int(digits, "digits", minimum=1)
     if fmt == "markdown":
         cells = [[_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS] for row in rows]
         for row in cells:
-            row[1] = f"`{row[1]}`"  # the formula, as code: its underscores are not emphasis
+            row[-1] = f"`{row[-1]}`"  # the formula, as code: its underscores are not emphasis
         return tabulate(cells, headers=[title for _, title in _COLUMNS], tablefmt="github",
                         disable_numparse=True) + "\n"
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
