@@ -467,13 +467,15 @@ def _fmt(value) -> str:
     return format_readout(value)
 
 
-def _expected_layer_norm(x, gamma, beta, eps) -> dict:
+def _expected_layer_norm(x, gamma, beta, eps, sublayer="identity") -> dict:
+    from lnworked.explore import ln_sublayer
     from lnworked.norms import layer_norm
 
     x = np.asarray(x, dtype=float)
     g, b = np.full(x.shape, gamma), np.full(x.shape, beta)
-    post = layer_norm(x + x, g, b, eps, allow_degenerate=True)  # F(u) = u: LN(x + F(x))
-    pre = x + layer_norm(x, g, b, eps, allow_degenerate=True)    # x + F(LN(x))
+    f = ln_sublayer(sublayer)
+    post = layer_norm(x + f(x), g, b, eps, allow_degenerate=True)  # LN(x + F(x))
+    pre = x + f(layer_norm(x, g, b, eps, allow_degenerate=True))    # x + F(LN(x))
     return {**{f"post-{i + 1}": _fmt(v) for i, v in enumerate(post)},
             **{f"pre-{i + 1}": _fmt(v) for i, v in enumerate(pre)}}
 
@@ -482,7 +484,8 @@ def _expected_depth(f, a, depth) -> dict:
     from lnworked.depth import depth_below, gradient_factor
 
     return {"post": _fmt(gradient_factor(f, depth)), "pre": _fmt(gradient_factor(1 + a, depth)),
-            "post-depth-below": "never" if f >= 1 else str(depth_below(f, 0.01))}
+            "post-depth-below": "never" if f >= 1 else str(depth_below(f, 0.01)),
+            "pre-depth-below": "never" if 1 + a >= 1 else str(depth_below(1 + a, 0.01))}
 
 
 def _expected_residual(n, v) -> dict:
@@ -502,7 +505,7 @@ def _expected(kind: str, c: dict) -> dict:
     if kind == "layer-norm":
         vector = [int(v) for v in c["preset"].split(",")]
         vector[int(c["component"]) - 1] = int(c["value"])
-        return _expected_layer_norm(vector, float(c["gamma"]), float(c["beta"]), float(c["eps"]))
+        return _expected_layer_norm(vector, float(c["gamma"]), float(c["beta"]), float(c["eps"]), c["sublayer"])
     if kind == "depth":
         return _expected_depth(float(c["post_factor"]), float(c["branch"]), int(c["depth"]))
     return _expected_residual(int(c["n"]), float(c["branch_variance"]))
@@ -514,10 +517,10 @@ STEPS = {
     "layer-norm": [("key", "value", "RIGHT"), ("set", "value", "7"), ("choose", "gamma", "2"),
                    ("choose", "beta", "1"), ("choose", "eps", "0.1"), ("choose", "component", "3"),
                    ("set", "value", "-2"), ("choose", "preset", "0,0,0,0"), ("choose", "eps", "0"),
-                   ("choose", "preset", "-2,0,2,4")],
+                   ("choose", "preset", "-2,0,2,4"), ("choose", "sublayer", "identity"), ("choose", "sublayer", "mlp-1")],
     "depth": [("key", "depth", "RIGHT"), ("set", "depth", "96"), ("set", "post_factor", "0.8"),
               ("key", "post_factor", "RIGHT"), ("set", "branch", "0.1"), ("set", "post_factor", "1"),
-              ("set", "depth", "1"), ("set", "post_factor", "0.5"), ("set", "depth", "128")],
+              ("set", "depth", "1"), ("set", "post_factor", "0.5"), ("set", "depth", "128"), ("set", "branch", "-0.3")],
     "residual": [("key", "n", "RIGHT"), ("set", "n", "100"), ("choose", "branch_variance", "4"),
                  ("set", "n", "1"), ("choose", "branch_variance", "0.25"), ("set", "n", "256")],
 }

@@ -196,8 +196,9 @@ def _key(value) -> str:
 LN_SUBLAYERS = ("identity", "mlp-0", "mlp-1")
 
 
+@lru_cache(maxsize=None)
 def ln_sublayer(name: str):
-    """The sublayer ``F`` named ``name`` (see :data:`LN_SUBLAYERS`) for vectors of width 4."""
+    """The sublayer ``F`` named ``name`` (see :data:`LN_SUBLAYERS`) for vectors of width 4 (built once)."""
     if name == "identity":
         return Linear(np.eye(4))
     if name in LN_SUBLAYERS:
