@@ -122,12 +122,12 @@ def test_static_explorer_responds_to_its_controls(static):
                {"root": 0, "name": "seed", "value": "8", "event": "change"}]
     results = _run_in_node(html, actions)
     first = results[0]["initial"]
-    assert first["ready"] == "1" and first["lines"] == 3
+    assert first["ready"] == "1" and first["lines"] == 2
     states = [r["state"] for r in results[1:]]
     settings = [("Pre-LN", 12, 0.002, 7), ("Pre-LN", 6, 0.002, 7), ("Pre-LN", 6, 0.008, 7), ("Pre-LN", 6, 0.008, 8)]
     for state, key in zip(states, settings):
         assert state["readouts"] == _expected_readouts(find[key]), key
-        assert state["lines"] == 3
+        assert state["lines"] == 2
 
 
 def test_live_explorer_responds_to_its_controls(live):

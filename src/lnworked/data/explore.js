@@ -265,10 +265,8 @@
     var run = data.runs[key];
     data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
     lineChart(root.querySelector("svg.lnw-plot"), {
-      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks,
-      series: data.order.map(function (k) {
-        return series(data, k, null, k === "uniform" ? data.steps.map(function () { return data.uniform; }) : run[k]);
-      }),
+      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks, ref: data.uniform,
+      series: data.order.map(function (k) { return series(data, k, null, run[k]); }),
       xLabel: "training step", yLabel: "loss, gradient norm (log scale)"
     });
   };

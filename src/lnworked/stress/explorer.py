@@ -81,9 +81,10 @@ def sweep_explorer_spec(folder=None):
     def draw(ax, values, spec):
         loss, norm = curves[_run_key(values)]
         xs = np.arange(1, steps + 1)
-        for series, ys in zip(spec.series, (loss, norm, np.full(steps, uniform))):
-            ax.semilogy(np.arange(1, len(ys) + 1), ys, color=series.color, label=series.label, gid=series.key,
-                        linestyle=":" if series.key == "uniform" else "-")
+        ax.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="uniform",
+                   label=f"uniform guess, ln {StressConfig().vocab_size}")
+        for series, ys in zip(spec.series, (loss, norm)):
+            ax.semilogy(np.arange(1, len(ys) + 1), ys, color=series.color, label=series.label, gid=series.key)
         ax.set_xlim(xs[0], xs[-1])
         ax.set_ylim(*_y_range())
         ax.set_xlabel("training step")
@@ -104,7 +105,7 @@ def sweep_explorer_spec(folder=None):
         y_min, y_max = _y_range()
         every = max(5, 5 * round(steps / 30))
         ticks = sorted({1, steps, *range(every, steps + 1, every)})
-        return {"controls": list(names), "readouts": list(READOUT_KEYS), "order": ["loss", "gradient_norm", "uniform"],
+        return {"controls": list(names), "readouts": list(READOUT_KEYS), "order": ["loss", "gradient_norm"],
                 "steps": list(range(1, steps + 1)), "x_ticks": ticks, "y_min": y_min, "y_max": y_max,
                 "uniform": round(uniform, 4), "runs": runs}
 
@@ -115,16 +116,15 @@ def sweep_explorer_spec(folder=None):
         caption=("One training run of the committed sweep per setting: the placement (with or without "
                  f"warmup), the number of layers, the target learning rate and the random seed; {steps} steps "
                  "each. The lines are the run's loss and its global gradient norm at every step; the dotted "
-                 f"line is the loss of a uniform guess over the {StressConfig().vocab_size} tokens, "
+                 f"horizontal line is the loss of a uniform guess over the {StressConfig().vocab_size} tokens, "
                  f"ln {StressConfig().vocab_size} ≈ {uniform:.2f}. Log scale."),
-        aria="Log-scale lines over the training steps: the chosen run's loss and gradient norm, and the "
-             "uniform-guess loss",
+        aria="Log-scale lines over the training steps: the chosen run's loss and gradient norm, and a dotted "
+             "line at the uniform-guess loss",
         controls=(Choice("variant", "run", tuple((v, v) for v in variants), default[0]),
                   Choice("layers", "layers", tuple((d, str(d)) for d in depths), default[1]),
                   Choice("rate", "learning rate", tuple((r, _key(r)) for r in rates), default[2]),
                   Choice("seed", "seed", tuple((s, str(s)) for s in seeds), default[3])),
-        series=(Series("loss", "loss", PALETTE["post"]), Series("gradient_norm", "gradient norm", PALETTE["norm"]),
-                Series("uniform", f"uniform guess, ln {StressConfig().vocab_size}", PALETTE["seed"])),
+        series=(Series("loss", "loss", PALETTE["post"]), Series("gradient_norm", "gradient norm", PALETTE["norm"])),
         readouts=readouts,
         grid=grid,
         table=table,
