@@ -6,7 +6,8 @@ independently of the tool): every page of ``_toc.yml`` is printed in order, each
 title is in the text and is a top-level bookmark whose target page shows it, each h2 is a
 bookmark under its chapter and its target page shows it; no raw TeX is left in the text;
 each chapter's pages draw at least as many images as its HTML shows, carry every figure's
-caption number and a "Live explorer" line per explorer; every page but the title page
+caption number and a "Live explorer" line per explorer; the worked examples that the HTML
+folds are printed open; every page but the title page
 carries its page number; the edition without solutions has none, the full one has them all.
 
 Without Chromium the tests skip, naming the Debian package; under ``CI=true`` they fail.
@@ -186,6 +187,14 @@ def test_every_figure_is_printed(book, html_pages):
             assert squash(caption.get_text()) in text, f"{name}: {caption.get_text()} missing"
         explorers = len(body.select(".lnw-explorer"))
         assert text.count("Liveexplorer:") == explorers, f"{name}: {explorers} explorers"
+
+
+def test_folded_worked_examples_print_open(book, html_pages):
+    for index, soup in enumerate(html_pages):
+        text = squash(book.text_of(index))
+        for example in article(soup).select("details.above-output p[id^=example-]"):
+            head = squash(example.get_text())[:40]
+            assert head in text, f"{book.chapters[index].title}: worked example {head!r} not printed"
 
 
 def test_every_page_but_the_title_page_is_numbered(book):

@@ -241,6 +241,12 @@ window.lnwHeadings = () => {
 return window.lnwHeadings();
 """
 
+# Resolves when no animation or transition is running (unfolded content fades in on screen).
+WAIT_FOR_ANIMATIONS = """
+const done = arguments[arguments.length - 1];
+Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null))).then(() => done('ok'));
+"""
+
 DROP_SOLUTIONS = """
 document.querySelectorAll('article .solution').forEach((el) => el.remove());
 const appendix = document.querySelector('.lnw-print-appendix');
@@ -271,6 +277,7 @@ def print_chapters(driver, server: Server, pages: list[Page], html_dir: Path, si
             raise SystemExit(f"book_pdf: {page.file}: MathJax failed: {state}")
         headings = driver.execute_script(PREPARE, css, site + f"{page.file}.html", site)
         page.title, page.headings["lnworked.pdf"] = headings["title"], headings["sections"]
+        driver.execute_async_script(WAIT_FOR_ANIMATIONS)
         page.pdf["lnworked.pdf"] = print_pdf(driver)
         page.headings["lnworked-no-solutions.pdf"] = driver.execute_script(DROP_SOLUTIONS)["sections"]
         page.pdf["lnworked-no-solutions.pdf"] = print_pdf(driver)
