@@ -12,8 +12,8 @@
    no thebe button, so those two scripts are dropped from each page.
 4. Mends two accessibility faults of the generated HTML (tests/test_accessibility.py):
    docutils marks each bibliography entry ``role="doc-biblioentry"``, a role DPUB-ARIA 1.1
-   deprecated, inside a ``role="list"`` that then has no list item: the entries become
-   ``role="listitem"``. myst-nb names each fold of a hidden cell "Toggle hidden content"
+   deprecated (w3c/dpub-aria#22: use list items), inside a ``role="list"`` that then has no
+   list item: the entries become ``role="listitem"``. myst-nb names each fold of a hidden cell "Toggle hidden content"
    (``aria-label``) over a visible title ("Open the worked example"), against WCAG 2.5.3
    (label in name): the label is dropped, so the fold is named by the title it shows.
    The theme's script-only buttons are mended by ``_static/a11y.js``.
