@@ -59,9 +59,9 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
 _COLUMNS = (
     ("label", "variant"),
     ("identity_path", "identity path"),
-    ("final_stream_rms", "RMS of x_L"),
-    ("output_rms", "RMS the head sees"),
-    ("relative_input_grad_norm", "input gradient / ‖w‖"),
+    ("final_stream_rms", "stream RMS"),
+    ("output_rms", "head's RMS"),
+    ("relative_input_grad_norm", "gradient / ‖w‖"),
     ("formula", "block"),
 )
 
@@ -77,8 +77,8 @@ def _cell(value, digits: int) -> str:
 def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
     """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table.
 
-    Columns: variant, identity path, RMS of ``x_L``, RMS the head sees, input gradient over
-    ``||w||``, block formula.
+    Columns: variant, identity path, stream RMS (of ``x_L``), the head's RMS (of ``y_L``),
+    the input gradient over ``||w||``, block formula.
     """
     if fmt not in ("html", "markdown"):
         raise ValueError(f"fmt: must be 'html' or 'markdown', got {fmt!r}")

@@ -128,7 +128,7 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     stream ``x <- LN(x + F)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
     at 1.
     """
-    fig, ax = new_figure(6.4, 4.8)
+    fig, ax = new_figure(5.4, 4.4)  # narrow: legible when a phone shrinks it
     n = np.arange(1, max_additions + 1)
     analytic = np.array([residual_std(int(k), branch_variance) for k in n])
     ax.plot(n, analytic, color=PALETTE["pre"], linewidth=2.4, gid="pre-analytic",
@@ -305,7 +305,7 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     (1 means the readout's gradient arrives at its own size). Lines carry ``gid``
     ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
     """
-    fig, (left, right) = new_figure(6.4, 10.0, nrows=2)
+    fig, (left, right) = new_figure(6.0, 9.6, nrows=2)  # stacked and narrow: legible on a phone
     handles = []
     for name, spec in VARIANTS.items():
         profile = stack_profile(name, layers, width=width, seed=seed)
