@@ -45,7 +45,7 @@ def _style(ax, title: str, xlabel: str, ylabel: str):
     ax.set_title(title, fontsize=PHONE_FONT["title"])
     ax.set_xlabel(xlabel, fontsize=PHONE_FONT["label"])
     ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
-    ax.tick_params(labelsize=PHONE_FONT["tick"])
+    ax.tick_params(which="both", labelsize=PHONE_FONT["tick"])
 
 
 def stability_grid(rows, variant: str):

@@ -116,7 +116,7 @@ def curves_figure(result: StressResult, with_article: bool = True):
         ax.set_title(title, fontsize=PHONE_FONT["title"])
         ax.set_xlabel("training step", fontsize=PHONE_FONT["label"])
         ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
-        ax.tick_params(labelsize=PHONE_FONT["tick"])
+        ax.tick_params(which="both", labelsize=PHONE_FONT["tick"])
     ax_loss.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="lower left")
     if with_article:
         (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1)
