@@ -11,7 +11,7 @@ cache), :mod:`~lnworked.stress.train` (the compiled fast path), :mod:`~lnworked.
 (grids over depth, rate and seed; one run under several seeds),
 :mod:`~lnworked.stress.probe` (per-layer gradient norms at initialisation),
 :mod:`~lnworked.stress.committed` (results shipped with their provenance),
-:mod:`~lnworked.stress.explorer` (the chapter's training controls) and
+:mod:`~lnworked.stress.explorer` (the chapter's explorer over the committed sweep, and live training controls) and
 :mod:`~lnworked.stress.cli` (``lnworked stress``).
 
 JAX, Flax and Optax load only when a name below is first used (``lnworked.stress.cli``
