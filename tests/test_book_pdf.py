@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.slow
 def _load_tool():
     spec = importlib.util.spec_from_file_location("book_pdf", ROOT / "tools" / "book_pdf.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -385,11 +385,11 @@ def merge(driver, pages: list[Page], edition: str, config: dict, site: str, targ
     numbers = page_numbers(driver, len(writer.pages))
     for index in range(len(title.pages), len(writer.pages)):
         writer.pages[index].merge_page(numbers.pages[index])
-    writer.add_outline_item("Contents", len(title.pages))
+    writer.add_outline_item(title="Contents", page_number=len(title.pages))
     for page, start in zip(pages, starts):
-        parent = writer.add_outline_item(page.title, start)
+        parent = writer.add_outline_item(title=page.title, page_number=start)
         for section, index in page.sections:
-            writer.add_outline_item(section, start + index, parent=parent)
+            writer.add_outline_item(title=section, page_number=start + index, parent=parent)
     writer.add_metadata({"/Title": config["title"], "/Author": config.get("author", "")})
     writer.page_mode = "/UseOutlines"
     writer.compress_identical_objects()  # fonts and images that chapters share
