@@ -94,6 +94,13 @@ def site_url(book: Path = BOOK) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
+STARTED = time.perf_counter()
+
+
+def log(message: str) -> None:
+    print(f"book_pdf: {time.perf_counter() - STARTED:5.1f} s  {message}", file=sys.stderr, flush=True)
+
+
 # --- the server and the browser --------------------------------------------------------------
 
 
@@ -281,6 +288,7 @@ def print_chapters(driver, server: Server, pages: list[Page], html_dir: Path, si
         page.pdf["lnworked.pdf"] = print_pdf(driver)
         page.headings["lnworked-no-solutions.pdf"] = driver.execute_script(DROP_SOLUTIONS)["sections"]
         page.pdf["lnworked-no-solutions.pdf"] = print_pdf(driver)
+        log(f"printed {page.file}")
 
 
 def outline_sections(page: Page, edition: str) -> list[tuple[str, int]]:
@@ -382,9 +390,11 @@ def merge(driver, pages: list[Page], edition: str, config: dict, site: str, targ
     for reader in [title, contents, *readers]:
         for pdf_page in reader.pages:
             writer.add_page(pdf_page)
+    log(f"{edition}: front matter printed")
     numbers = page_numbers(driver, len(writer.pages))
     for index in range(len(title.pages), len(writer.pages)):
         writer.pages[index].merge_page(numbers.pages[index])
+    log(f"{edition}: page numbers stamped")
     writer.add_outline_item(title="Contents", page_number=len(title.pages))
     for page, start in zip(pages, starts):
         parent = writer.add_outline_item(title=page.title, page_number=start)
@@ -397,6 +407,7 @@ def merge(driver, pages: list[Page], edition: str, config: dict, site: str, targ
     with part.open("wb") as handle:
         writer.write(handle)
     os.replace(part, target)
+    log(f"wrote {target} ({len(writer.pages)} pages)")
     return len(writer.pages)
 
 
@@ -424,12 +435,10 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, default=BOOK / "_build" / "html", help="the built book (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=BOOK / "_build" / "pdf", help="where the PDFs go (default: %(default)s)")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
     counts = build(args.html, args.out)
     for edition, count in counts.items():
         path = args.out / edition
         print(f"{path}: {count} pages, {path.stat().st_size / 1e6:.1f} MB")
-    print(f"book_pdf: {time.perf_counter() - started:.0f} s")
     return 0
 
 
