@@ -20,7 +20,7 @@ from lnworked.stress.config import DEFAULT_CHUNK, NORM_CHOICES, StressConfig, de
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
 from lnworked.validation import check_int
 
-__all__ = ["register", "run_stress", "run_sweep", "run_seeds", "provenance"]
+__all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -69,6 +69,29 @@ def register(subparsers) -> None:
     seeds.add_argument("--lr", type=float, default=_DEFAULT.learning_rate, help="target learning rate")
     seeds.add_argument("--out", default="seeds-output", help="output folder (default: seeds-output)")
     seeds.set_defaults(func=run_seeds)
+    profiles = sub.add_parser("profiles", help="per-layer profiles of the three runs at a few steps",
+                              description="Gradient norms (MLP output matrix and whole block), the stream's RMS and "
+                                          "each block's write/stream ratios per layer, at initialisation and after "
+                                          "some of the article's training steps.")
+    profiles.add_argument("--snapshots", type=int, nargs="+", default=[0, 10, 60, 180],
+                          help="steps at which to measure (0 = initialisation)")
+    profiles.add_argument("--layers", type=int, default=_DEFAULT.layers, help="transformer blocks")
+    profiles.add_argument("--steps", type=int, default=_DEFAULT.steps,
+                          help="the runs' length (sets the warmup, two thirds of it)")
+    profiles.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
+    profiles.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    profiles.add_argument("--out", default="profiles-output", help="output folder (default: profiles-output)")
+    profiles.set_defaults(func=run_profiles)
+    xiong = sub.add_parser("xiong", help="Xiong et al. (2020)'s W2 gradient at initialisation against depth",
+                           description="||d loss / d W2_l|| at initialisation for every layer, depth, seed and "
+                                       "placement, from a Xiong-like configuration to the article's, one "
+                                       "difference at a time.")
+    xiong.add_argument("--depths", type=int, nargs="+", default=[3, 6, 12, 24], help="numbers of layers")
+    xiong.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="initialisation seeds")
+    xiong.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
+    xiong.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
+    xiong.set_defaults(func=run_xiong)
 
 
 def _progress(name: str, step: int, steps: int, loss: float) -> None:
@@ -205,5 +228,79 @@ def run_seeds(args) -> int:
     print(f"{len(runs)} runs in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     if runs.interrupted:
         print("interrupted: the outputs hold the steps computed so far", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _snapshot_progress(step: int) -> None:
+    print(f"  step {step} measured", file=sys.stderr, flush=True)
+
+
+def _xiong_progress(label: str) -> None:
+    print(f"  {label}: done", file=sys.stderr, flush=True)
+
+
+def run_profiles(args) -> int:
+    import time
+
+    import jax
+
+    from lnworked.stress.profiles import trained_profiles, write_profiles_csv
+    from lnworked.stress.report import check_writable
+
+    config = StressConfig(layers=args.layers, steps=args.steps)
+    snapshots = [check_int(s, "snapshots", minimum=0, maximum=config.steps) for s in args.snapshots]
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    _use_cache(args)
+    print(f"device: {describe_device(device)}", flush=True)
+    started = time.perf_counter()
+    with jax.default_device(device):
+        rows, interrupted = trained_profiles(config, snapshots, device, progress=_snapshot_progress)
+    seconds = time.perf_counter() - started
+    write_profiles_csv(rows, out / "profiles.csv")
+    command = " ".join(["lnworked stress profiles --snapshots", *map(str, args.snapshots), "--layers",
+                        str(config.layers), "--steps", str(config.steps), "--device", args.device, "--out", args.out])
+    info = provenance(command, describe_device(device), seconds)
+    info["rows"], info["interrupted"] = len(rows), interrupted
+    (out / "profiles-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
+    if interrupted:
+        print("interrupted: the outputs hold the steps measured so far", file=sys.stderr)
+        return 130
+    return 0
+
+
+def run_xiong(args) -> int:
+    import time
+
+    import jax
+
+    from lnworked.stress.report import check_writable
+    from lnworked.stress.xiong import sweep_path, write_xiong_csv
+
+    depths = [check_int(d, "depths", minimum=1) for d in args.depths]
+    seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    _use_cache(args)
+    print(f"device: {describe_device(device)}", flush=True)
+    started = time.perf_counter()
+    rows, interrupted = [], False
+    try:
+        with jax.default_device(device):
+            sweep_path(depths, seeds, into=rows, progress=_xiong_progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    seconds = time.perf_counter() - started
+    write_xiong_csv(rows, out / "xiong.csv")
+    command = " ".join(["lnworked stress xiong --depths", *map(str, depths), "--seeds", *map(str, seeds),
+                        "--device", args.device, "--out", args.out])
+    info = provenance(command, describe_device(device), seconds)
+    info["rows"], info["interrupted"] = len(rows), interrupted
+    (out / "xiong-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
+    if interrupted:
+        print("interrupted: the outputs hold the configurations finished so far", file=sys.stderr)
         return 130
     return 0

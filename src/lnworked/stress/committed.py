@@ -48,3 +48,17 @@ def committed_seed_runs(folder=None):
     from lnworked.stress.sweep import read_seed_runs_csv
 
     return _read("seeds.csv", "seeds-provenance.json", folder, read_seed_runs_csv)
+
+
+def committed_xiong(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress xiong`` (``xiong.csv``), or of ``folder``'s."""
+    from lnworked.stress.xiong import read_xiong_csv
+
+    return _read("xiong.csv", "xiong-provenance.json", folder, read_xiong_csv)
+
+
+def committed_profiles(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress profiles`` (``profiles.csv``), or of ``folder``'s."""
+    from lnworked.stress.profiles import read_profiles_csv
+
+    return _read("profiles.csv", "profiles-provenance.json", folder, read_profiles_csv)

@@ -14,9 +14,12 @@ from dataclasses import asdict, dataclass, replace
 
 from lnworked.validation import check_int
 
-__all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES", "DEFAULT_CHUNK"]
+__all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES", "INIT_CHOICES",
+           "POSITION_CHOICES", "DEFAULT_CHUNK"]
 
 NORM_CHOICES = ("layernorm", "rmsnorm")
+INIT_CHOICES = ("lecun", "xavier")  # Dense kernels: Flax's default lecun_normal (the article), or xavier_uniform
+POSITION_CHOICES = ("zeros", "sinusoidal")  # the position table's initial value
 DEFAULT_CHUNK = 30  # training steps per compiled call: 6 progress updates in the default run
 
 
@@ -37,6 +40,15 @@ class StressConfig:
     b1: float = 0.9
     b2: float = 0.95
     weight_decay: float = 0.01
+    # Architecture options for comparisons with other papers' settings (Xiong et al. 2020);
+    # the defaults are the article's model.
+    causal: bool = True  # attention sees only the past (a decoder); False: every position (an encoder)
+    init: str = "lecun"  # the blocks' Dense kernels (biases start at zero either way)
+    embedding_std: float = 1.0  # token embedding ~ N(0, embedding_std^2)
+    embedding_scale: bool = False  # multiply the embedding by sqrt(width) (Vaswani et al., fairseq)
+    positions: str = "zeros"  # the learned position table starts at zeros or at the sinusoidal table
+    readout_std: float = 0.02  # output layer ~ N(0, readout_std^2)
+    post_final_norm: bool = False  # Post-LN also gets a final norm before the output layer
 
     def __post_init__(self):
         check_int(self.vocab_size, "vocab_size", minimum=2)
@@ -54,6 +66,17 @@ class StressConfig:
             raise ValueError(f"learning_rate: must be a finite number > 0, got {lr!r}")
         if self.norm not in NORM_CHOICES:
             raise ValueError(f"norm: must be one of {NORM_CHOICES}, got {self.norm!r}")
+        if self.init not in INIT_CHOICES:
+            raise ValueError(f"init: must be one of {INIT_CHOICES}, got {self.init!r}")
+        if self.positions not in POSITION_CHOICES:
+            raise ValueError(f"positions: must be one of {POSITION_CHOICES}, got {self.positions!r}")
+        for name in ("embedding_std", "readout_std"):
+            std = getattr(self, name)
+            if isinstance(std, bool) or not isinstance(std, numbers.Real) or not math.isfinite(std) or std <= 0:
+                raise ValueError(f"{name}: must be a finite number > 0, got {std!r}")
+        for name in ("causal", "embedding_scale", "post_final_norm"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
 
     def replace(self, **changes) -> "StressConfig":
         return replace(self, **changes)

@@ -30,21 +30,42 @@ import jax.numpy as jnp
 
 from lnworked.stress.config import StressConfig
 
-__all__ = ["causal_self_attention", "Block", "TinyLM", "make_model", "init_params", "NORM_LAYERS"]
+__all__ = ["causal_self_attention", "sinusoidal_positions", "embed_tokens", "Block", "TinyLM", "make_model",
+           "init_params", "NORM_LAYERS"]
 
 NORM_LAYERS = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
 
 
-def causal_self_attention(qkv: jax.Array, heads: int) -> jax.Array:
-    """Multi-head softmax attention of fused ``qkv`` (batch, T, 3D), each position seeing only the past."""
+def causal_self_attention(qkv: jax.Array, heads: int, causal: bool = True) -> jax.Array:
+    """Multi-head softmax attention of fused ``qkv`` (batch, T, 3D), each position seeing only the past
+    (``causal=False``: every position sees every position, as in an encoder)."""
     batch, length, three_width = qkv.shape
     head_dim = three_width // (3 * heads)
     q, k, v = (t.reshape(batch, length, heads, head_dim) for t in jnp.split(qkv, 3, axis=-1))
     scores = jnp.einsum("bthd,bshd->bhts", q, k) / math.sqrt(head_dim)
-    causal = jnp.tril(jnp.ones((length, length), dtype=jnp.bool_))
-    scores = jnp.where(causal[None, None], scores, -1e30)
+    if causal:
+        scores = jnp.where(jnp.tril(jnp.ones((length, length), dtype=jnp.bool_))[None, None], scores, -1e30)
     mixed = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(scores, axis=-1), v)
     return mixed.reshape(batch, length, heads * head_dim)
+
+
+def sinusoidal_positions(length: int, width: int) -> jax.Array:
+    """Vaswani et al.'s table, shape ``(1, length, width)``: ``P[t, 2i] = sin(t / 10000^(2i/D))``,
+    ``P[t, 2i+1] = cos(t / 10000^(2i/D))``."""
+    t = jnp.arange(length, dtype=jnp.float32)[:, None]
+    i = jnp.arange(0, width, 2, dtype=jnp.float32)[None, :]
+    angle = t / jnp.power(10000.0, i / width)
+    table = jnp.zeros((length, width), jnp.float32).at[:, 0::2].set(jnp.sin(angle))
+    table = table.at[:, 1::2].set(jnp.cos(angle[:, : width // 2]))
+    return table[None]
+
+
+def embed_tokens(embedding: jax.Array, position: jax.Array, tokens: jax.Array, config: StressConfig) -> jax.Array:
+    """``x_0 = s E[tokens] + P[:T]`` with ``s = sqrt(width)`` when ``config.embedding_scale``, else 1."""
+    x = jnp.take(embedding, tokens, axis=0)
+    if config.embedding_scale:
+        x = x * math.sqrt(config.width)
+    return x + position[:, : tokens.shape[1]]
 
 
 class Block(nn.Module):
@@ -54,17 +75,21 @@ class Block(nn.Module):
     heads: int
     pre_norm: bool
     norm: str = "layernorm"
+    causal: bool = True
+    init: str = "lecun"
 
     def setup(self):
+        dense = nn.Dense if self.init == "lecun" else (
+            lambda n: nn.Dense(n, kernel_init=nn.initializers.xavier_uniform()))
         self.ln_1 = NORM_LAYERS[self.norm]()
         self.ln_2 = NORM_LAYERS[self.norm]()
-        self.qkv = nn.Dense(3 * self.width)
-        self.attention_output = nn.Dense(self.width)
-        self.mlp_in = nn.Dense(4 * self.width)
-        self.mlp_out = nn.Dense(self.width)
+        self.qkv = dense(3 * self.width)
+        self.attention_output = dense(self.width)
+        self.mlp_in = dense(4 * self.width)
+        self.mlp_out = dense(self.width)
 
     def attn(self, x):
-        return self.attention_output(causal_self_attention(self.qkv(x), self.heads))
+        return self.attention_output(causal_self_attention(self.qkv(x), self.heads, self.causal))
 
     def mlp(self, x):
         return self.mlp_out(nn.gelu(self.mlp_in(x)))
@@ -94,14 +119,18 @@ class TinyLM(nn.Module):
     @nn.compact
     def __call__(self, tokens):
         c = self.config
-        embed = nn.Embed(c.vocab_size, c.width, embedding_init=nn.initializers.normal(1.0), name="embedding")
-        position = self.param("position", nn.initializers.zeros_init(), (1, c.sequence_length, c.width))
-        x = embed(tokens) + position[:, : tokens.shape[1]]
+        embed = nn.Embed(c.vocab_size, c.width, embedding_init=nn.initializers.normal(c.embedding_std),
+                         name="embedding")
+        start = nn.initializers.zeros_init() if c.positions == "zeros" else (
+            lambda key, shape: sinusoidal_positions(shape[1], shape[2]))
+        position = self.param("position", start, (1, c.sequence_length, c.width))
+        x = embed_tokens(embed.embedding, position, tokens, c)
         for i in range(c.layers):
-            x = Block(c.width, c.heads, self.pre_norm, c.norm, name=f"block_{i}")(x)
-        if self.pre_norm:
+            x = Block(c.width, c.heads, self.pre_norm, c.norm, c.causal, c.init, name=f"block_{i}")(x)
+        if self.pre_norm or c.post_final_norm:
             x = NORM_LAYERS[c.norm](name="final_norm")(x)
-        head = nn.Dense(c.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(0.02), name="output")
+        head = nn.Dense(c.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(c.readout_std),
+                        name="output")
         return head(x)
 
 

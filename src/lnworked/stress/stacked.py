@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from lnworked.stress.config import StressConfig
-from lnworked.stress.model import NORM_LAYERS, Block, init_params
+from lnworked.stress.model import NORM_LAYERS, Block, embed_tokens, init_params
 
 __all__ = ["stack_params", "unstack_grads", "stacked_init", "make_logits"]
 
@@ -62,7 +62,7 @@ def stacked_init(config: StressConfig, key=None):
     return stack_params(init_params(config, True, key), config)
 
 
-def make_logits(config: StressConfig, unroll: int | None = None):
+def make_logits(config: StressConfig, unroll: int | None = None, skip: bool = False):
     """``logits(params, tokens, pre_norm, depth=None)`` of the stacked model; ``pre_norm`` a boolean (array).
 
     ``unroll``: blocks per iteration of the scan; ``None`` (default) unrolls them all
@@ -70,21 +70,27 @@ def make_logits(config: StressConfig, unroll: int | None = None):
     ``depth`` (an integer, may be traced): only blocks ``0 .. depth-1`` act, the later ones
     pass ``x`` through, so the ``L``-block tree computes the ``depth``-block model (whose
     initial weights are the first ``depth`` blocks': keys follow the parameter paths).
+    ``skip``: pass those blocks by ``lax.cond`` instead of computing and discarding them, so a
+    program that is not vmapped over ``depth`` (e.g. one under ``lax.map``) does not run them.
     """
-    block = Block(config.width, config.heads, True, config.norm)
+    block = Block(config.width, config.heads, True, config.norm, config.causal, config.init)
     final = NORM_LAYERS[config.norm]()
 
     def logits(params, tokens, pre_norm, depth=None):
-        x = jnp.take(params["embedding"]["embedding"], tokens, axis=0) + params["position"][:, : tokens.shape[1]]
+        x = embed_tokens(params["embedding"]["embedding"], params["position"], tokens, config)
 
         def body(x, layer_index):
             layer, index = layer_index
+            if depth is not None and skip:
+                return jax.lax.cond(index < depth, lambda x: block.apply({"params": layer}, x, pre_norm),
+                                    lambda x: x, x), None
             y = block.apply({"params": layer}, x, pre_norm)
             return (y if depth is None else jnp.where(index < depth, y, x)), None
 
         layers = (params["blocks"], jnp.arange(config.layers))
         x, _ = jax.lax.scan(body, x, layers, unroll=config.layers if unroll is None else unroll)
-        x = jnp.where(pre_norm, final.apply({"params": params["final_norm"]}, x), x)
+        use_final = True if config.post_final_norm else pre_norm  # config.post_final_norm: Post-LN too
+        x = jnp.where(use_final, final.apply({"params": params["final_norm"]}, x), x)
         return x @ params["output"]["kernel"]
 
     return logits

@@ -1,0 +1,240 @@
+"""Xiong et al. (2020), "On Layer Normalization in the Transformer Architecture", on this model.
+
+Their Theorem 1 is about one matrix: ``W^{2,L}``, the second (output) matrix of the last
+block's feed-forward sub-layer. At initialisation (mean-field assumptions), the gradient's
+Frobenius norm is ``O(d sqrt(ln d))`` for Post-LN, independent of the depth ``L``, and
+``O(d sqrt(ln d / L))`` for Pre-LN; their Fig. 3 plots ``||dL/dW^2_l||_F`` for every layer
+``l`` of a 6-layer model at initialisation. Here the same quantity is measured by
+autodiff through the stacked model (:mod:`lnworked.stress.stacked`):
+
+    g_l = || d loss / d W2_l ||_F,   W2_l = blocks.mlp_out.kernel[l]  (shape 4D x D),
+
+on the configuration's first training batch, at the initial weights of ``PRNGKey(seed)``.
+It is *not* the whole-block norm of :mod:`lnworked.stress.probe` (every parameter of a
+block together); the two are different quantities.
+
+Theorem 1's depth dependence is read off as the slope of ``log g_L`` against ``log L``
+(:func:`loglog_slope`): Pre-LN's bound predicts ``-1/2``, Post-LN's ``0``.
+
+Their setting differs from the article's (seed 002): an encoder (no causal mask),
+Xavier-uniform initialisation, token embeddings ``N(0, 1/d)`` multiplied by ``sqrt(d)``,
+sinusoidal positions and an output layer tied to the embedding. :func:`xiong_like`
+makes the closest configuration this model has (an untied output layer drawn like their
+embedding; the width stays the article's); :data:`TOWARD_ARTICLE` moves from it to the
+article's configuration one difference at a time.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
+from lnworked.stress.config import StressConfig
+from lnworked.stress.data import make_batches
+from lnworked.stress.stacked import make_logits, stacked_init
+from lnworked.stress.step import make_loss
+from lnworked.validation import check_int
+
+__all__ = ["xiong_like", "TOWARD_ARTICLE", "article_path", "w2_gradient_norms", "w2_table", "loglog_slope",
+           "summarise", "sweep_path", "write_xiong_csv", "read_xiong_csv", "DEPTHS", "SEEDS"]
+
+DEPTHS = (3, 6, 12, 24)
+SEEDS = (7, 8, 9)
+
+# One difference at a time, from Xiong et al.'s setting to the article's (cumulative): the
+# fields that each step sets to the article's (the base configuration's) values.
+TOWARD_ARTICLE = (
+    ("causal mask (a decoder)", ("causal",)),
+    ("embedding N(0, 1), not scaled", ("embedding_std", "embedding_scale")),
+    ("learned positions from zeros", ("positions",)),
+    ("LeCun-normal blocks (Flax default)", ("init",)),
+    ("output layer N(0, 0.02^2)", ("readout_std",)),
+)
+
+
+def xiong_like(base: StressConfig | None = None) -> StressConfig:
+    """The closest configuration to Xiong et al.'s: no causal mask, Xavier-uniform blocks,
+    embedding ``N(0, 1/D)`` times ``sqrt(D)``, sinusoidal positions, output layer ``N(0, 1/D)``
+    (their output layer is the embedding itself); the rest (width, data) as ``base``."""
+    base = StressConfig() if base is None else base
+    return base.replace(causal=False, init="xavier", embedding_std=base.width ** -0.5, embedding_scale=True,
+                        positions="sinusoidal", readout_std=base.width ** -0.5)
+
+
+def article_path(base: StressConfig | None = None) -> list[tuple[str, StressConfig]]:
+    """``[(label, config)]``: :func:`xiong_like`, then each change of :data:`TOWARD_ARTICLE` added
+    in turn; the last is ``base`` itself (the article's model by default)."""
+    base = StressConfig() if base is None else base
+    config = xiong_like(base)
+    path = [("Xiong-like", config)]
+    for label, fields in TOWARD_ARTICLE:
+        config = config.replace(**{k: getattr(base, k) for k in fields})
+        path.append((label, config))
+    return path
+
+
+def _w2_norms(grads):
+    kernel = grads["blocks"]["mlp_out"]["kernel"]  # (layers, 4D, D)
+    return jnp.sqrt(jnp.sum(jnp.square(kernel), axis=(1, 2)))
+
+
+def w2_table(config: StressConfig, depths, placements, seeds) -> np.ndarray:
+    """``g_l`` for each case ``k`` (the ``depths[k]``-block model, placement ``placements[k]``,
+    initial weights of ``PRNGKey(seeds[k])``): shape ``(cases, config.layers)``, zero past each
+    depth. One program (mapped over the cases) on the ``config.layers``-block tree, whose first ``d`` blocks
+    are the ``d``-block model (parameter keys follow their paths)."""
+    depths = [check_int(d, "depths", minimum=1, maximum=config.layers) for d in depths]
+    seeds = [check_int(s, "seeds", minimum=0) for s in seeds]
+    if not (len(depths) == len(placements) == len(seeds)) or not depths:
+        raise ValueError("depths, placements, seeds: must be non-empty and of one length")
+    sources, targets = make_batches(config.replace(steps=1))
+    grad = jax.grad(make_loss(make_logits(config, unroll=1)))
+
+    def norms(seed, pre_norm, depth):
+        params = stacked_init(config, jax.random.PRNGKey(seed))
+        return _w2_norms(grad(params, sources[0], targets[0], pre_norm, depth))
+
+    args = (np.asarray(seeds, np.int32), np.asarray(placements, bool), np.asarray(depths, np.int32))
+    # lax.map: one case at a time (a vmap over all cases holds every case's activations at once)
+    program, _ = compile_program(lambda *a: jax.lax.map(lambda c: norms(*c), a), args, cpu_options=CPU_SETUP_OPTIONS)
+    return np.asarray(program(*args), np.float64)
+
+
+def w2_gradient_norms(config: StressConfig, pre_norm: bool, seeds=(7,)) -> np.ndarray:
+    """``g_l = ||d loss / d W2_l||_F`` for ``l = 1..config.layers`` at initialisation, one row per seed."""
+    seeds = list(seeds)
+    return w2_table(config, [config.layers] * len(seeds), [bool(pre_norm)] * len(seeds), seeds)
+
+
+def loglog_slope(depths, values) -> float:
+    """Least-squares slope of ``log value`` against ``log depth`` (``value ~ depth^slope``)."""
+    depths, values = np.asarray(depths, float), np.asarray(values, float)
+    if depths.shape != values.shape or depths.size < 2:
+        raise ValueError("depths, values: need two or more points of one shape")
+    if np.any(depths <= 0) or np.any(values <= 0) or not np.all(np.isfinite(values)):
+        raise ValueError("depths, values: must be finite and > 0")
+    return float(np.polyfit(np.log(depths), np.log(values), 1)[0])
+
+
+def sweep_path(depths=DEPTHS, seeds=SEEDS, base: StressConfig | None = None, path=None, into: list | None = None,
+               progress=None) -> list[dict]:
+    """Tidy rows ``{config, step, pre_norm, layers, seed, layer, w2_gradient_norm}`` for every
+    configuration of :func:`article_path` (``step`` its index), placement, depth and seed.
+    ``into``: a list the rows are appended to as each configuration finishes (kept on Ctrl-C);
+    ``progress(label)`` after each."""
+    base = StressConfig() if base is None else base
+    depths = [check_int(d, "depths", minimum=1) for d in depths]
+    seeds = [check_int(s, "seeds", minimum=0) for s in seeds]
+    path = article_path(base) if path is None else path
+    cases = [(p, s) for p in (True, False) for s in seeds]
+    rows = [] if into is None else into
+    for index, (label, config) in enumerate(path):
+        for depth in depths:  # one program per depth: a deeper tree would compute its unused blocks too
+            table = w2_table(config.replace(layers=depth), [depth] * len(cases), *zip(*cases))
+            rows += [{"config": label, "step": index, "pre_norm": pre_norm, "layers": depth, "seed": seed,
+                      "layer": i + 1, "w2_gradient_norm": float(g)}
+                     for (pre_norm, seed), norms in zip(cases, table) for i, g in enumerate(norms)]
+        if progress is not None:
+            progress(label)
+    return rows
+
+
+def summarise(rows, profile_depth: int = 6) -> list[dict]:
+    """Per configuration and placement: Theorem 1's slope (``log`` of the seeds' geometric mean of
+    ``g_L`` against ``log L``, and each seed's own slope) and Fig. 3's shape at ``profile_depth``
+    blocks (``g_L / g_1``, the seeds' geometric mean)."""
+    out = []
+    keys = dict.fromkeys((r["step"], r["config"], r["pre_norm"]) for r in rows)
+    for step, label, pre_norm in keys:
+        mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm]
+        depths = sorted({r["layers"] for r in mine})
+        seeds = sorted({r["seed"] for r in mine})
+        last = np.array([[next(r["w2_gradient_norm"] for r in mine if r["layers"] == d and r["seed"] == s
+                               and r["layer"] == d) for d in depths] for s in seeds])
+        profile = np.array([[r["w2_gradient_norm"] for r in sorted(mine, key=lambda r: r["layer"])
+                             if r["layers"] == profile_depth and r["seed"] == s] for s in seeds])
+        ratio = float(np.exp(np.mean(np.log(profile[:, -1] / profile[:, 0])))) if profile.size else math.nan
+        out.append({"step": step, "config": label, "pre_norm": pre_norm,
+                    "slope": loglog_slope(depths, np.exp(np.mean(np.log(last), axis=0))),
+                    "seed_slopes": [loglog_slope(depths, row) for row in last],
+                    "last_over_first": ratio})
+    return out
+
+
+FIELDS = ("config", "step", "pre_norm", "layers", "seed", "layer", "w2_gradient_norm")
+
+
+def write_xiong_csv(rows, path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "pre_norm": int(row["pre_norm"]), "w2_gradient_norm": f"{row['w2_gradient_norm']:.8g}"})
+
+
+def read_xiong_csv(path) -> list[dict]:
+    with open(Path(path), newline="", encoding="utf-8") as handle:
+        return [{"config": r["config"], "step": int(r["step"]), "pre_norm": r["pre_norm"] == "1",
+                 "layers": int(r["layers"]), "seed": int(r["seed"]), "layer": int(r["layer"]),
+                 "w2_gradient_norm": float(r["w2_gradient_norm"])} for r in csv.DictReader(handle)]
+
+
+def _geometric_mean(values) -> float:
+    return float(np.exp(np.mean(np.log(np.asarray(values, float)))))
+
+
+def theorem1_figure(rows, steps=None):
+    """Theorem 1 against depth: ``g_L`` (the last block's W2 gradient; the seeds' geometric mean,
+    each seed a dot) against ``L`` on log-log axes, per placement, for the configurations
+    ``steps`` (indices into the sweep; default the first and the last)."""
+    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    from lnworked.style import PALETTE, new_figure
+
+    fig, ax = new_figure(WIDTH, 5.4)
+    all_steps = sorted({r["step"] for r in rows})
+    steps = [all_steps[0], all_steps[-1]] if steps is None else steps
+    for step, style in zip(steps, ("-", "--", ":", "-.")):
+        label = next(r["config"] for r in rows if r["step"] == step)
+        for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
+            last = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layer"] == r["layers"]]
+            depths = sorted({r["layers"] for r in last})
+            ax.scatter([r["layers"] for r in last], [r["w2_gradient_norm"] for r in last], color=color, s=10, alpha=0.5)
+            means = [_geometric_mean([r["w2_gradient_norm"] for r in last if r["layers"] == d]) for d in depths]
+            slope = loglog_slope(depths, means)
+            ax.plot(depths, means, style, color=color, linewidth=2, marker="o",
+                    label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}: slope {slope:.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _style(ax, "Last block's W2 gradient at initialisation", "blocks L", "||dloss/dW2 of block L||")
+    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    return fig
+
+
+def fig3_figure(rows, depth: int = 6, steps=None):
+    """Xiong et al.'s Fig. 3 on this model: ``g_l`` for every block ``l`` of the ``depth``-block
+    model at initialisation (the seeds' geometric mean), per placement and configuration."""
+    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    from lnworked.style import PALETTE, new_figure
+
+    fig, ax = new_figure(WIDTH, 5.4)
+    all_steps = sorted({r["step"] for r in rows})
+    steps = [all_steps[0], all_steps[-1]] if steps is None else steps
+    for step, style in zip(steps, ("-", "--", ":", "-.")):
+        label = next(r["config"] for r in rows if r["step"] == step)
+        for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
+            mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layers"] == depth]
+            layers = sorted({r["layer"] for r in mine})
+            means = [_geometric_mean([r["w2_gradient_norm"] for r in mine if r["layer"] == l]) for l in layers]
+            ax.plot(layers, means, style, color=color, linewidth=2, marker="o",
+                    label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}")
+    ax.set_yscale("log")
+    _style(ax, f"W2 gradient per block, {depth} blocks, at initialisation", "block (1 = next to the input)",
+           "||dloss/dW2 of the block||")
+    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    return fig
