@@ -210,3 +210,13 @@ def test_solutions_are_in_one_edition_only(book, student_book, html_pages):
     assert squash(" ".join(book.texts)).count("Solutionto") >= solutions
     assert "Solutionto" not in squash(" ".join(student_book.texts))
     assert len(student_book.reader.pages) < len(book.reader.pages)
+
+
+def test_without_a_built_book_the_command_says_so(tmp_path):
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "book_pdf.py"), "--html", str(tmp_path / "none"),
+                           "--out", str(tmp_path / "pdf")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"book_pdf: no built book at {tmp_path / 'none'}; run make book first"]
+    assert not (tmp_path / "pdf").exists()

@@ -60,6 +60,10 @@ CHROMIUM_FLAGS = (
 )
 
 
+class BookPdfError(Exception):
+    """Something the book PDF needs is missing (the built book, the browser); the message says what."""
+
+
 # --- the book's pages ----------------------------------------------------------------------
 
 
@@ -136,7 +140,7 @@ def start_chromium(profile: Path):
     chromium = os.environ.get("LNWORKED_CHROMIUM") or _binary("chromium", "/usr/bin/chromium")
     driver_path = _binary("chromedriver", "/usr/bin/chromedriver")
     if not chromium or not driver_path:
-        raise SystemExit("book_pdf: needs Chromium and chromedriver (Debian: apt-get install chromium chromium-driver)")
+        raise BookPdfError("book_pdf: needs Chromium and chromedriver (Debian: apt-get install chromium chromium-driver)")
     os.environ.setdefault("SE_AVOID_STATS", "true")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -277,11 +281,11 @@ def print_chapters(driver, server: Server, pages: list[Page], html_dir: Path, si
     for page in pages:
         path = html_dir / f"{page.file}.html"
         if not path.exists():
-            raise SystemExit(f"book_pdf: {path} is missing; build the book first (make book)")
+            raise BookPdfError(f"book_pdf: {path} is missing; build the book first (make book)")
         driver.get(server.origin + f"{page.file}.html")
         state = driver.execute_async_script(WAIT_FOR_TYPESETTING)
         if state != "ok":
-            raise SystemExit(f"book_pdf: {page.file}: MathJax failed: {state}")
+            raise BookPdfError(f"book_pdf: {page.file}: MathJax failed: {state}")
         headings = driver.execute_script(PREPARE, css, site + f"{page.file}.html", site)
         page.title, page.headings["lnworked.pdf"] = headings["title"], headings["sections"]
         driver.execute_async_script(WAIT_FOR_ANIMATIONS)
@@ -303,7 +307,7 @@ def outline_sections(page: Page, edition: str) -> list[tuple[str, int]]:
     targets = [reader.get_destination_page_number(item) for item in children if not isinstance(item, list)]
     headings = page.headings[edition]
     if len(targets) != len(headings):
-        raise SystemExit(f"book_pdf: {page.file}: {len(headings)} h2 headings but {len(targets)} in Chromium's outline")
+        raise BookPdfError(f"book_pdf: {page.file}: {len(headings)} h2 headings but {len(targets)} in Chromium's outline")
     return list(zip(headings, targets))
 
 
@@ -415,7 +419,7 @@ def build(html_dir: Path, out_dir: Path, book: Path = BOOK) -> dict[str, int]:
     """Write both editions into ``out_dir``; return ``{file name: page count}``."""
     html_dir, out_dir = Path(html_dir), Path(out_dir)
     if not (html_dir / "index.html").exists():
-        raise SystemExit(f"book_pdf: no built book at {html_dir}; run make book first")
+        raise BookPdfError(f"book_pdf: no built book at {html_dir}; run make book first")
     out_dir.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((book / "_config.yml").read_text(encoding="utf-8"))
     site, pages = site_url(book), toc_pages(book)
@@ -435,7 +439,11 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, default=BOOK / "_build" / "html", help="the built book (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=BOOK / "_build" / "pdf", help="where the PDFs go (default: %(default)s)")
     args = parser.parse_args(argv)
-    counts = build(args.html, args.out)
+    try:
+        counts = build(args.html, args.out)
+    except BookPdfError as err:
+        print(err, file=sys.stderr)
+        return 2
     for edition, count in counts.items():
         path = args.out / edition
         print(f"{path}: {count} pages, {path.stat().st_size / 1e6:.1f} MB")
