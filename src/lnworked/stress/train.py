@@ -75,15 +75,18 @@ def initial_state(config: StressConfig, seeds: Sequence[int], device=None):
     return stacked, (0.0 if _start_program.cache_info().hits > hits else seconds)
 
 
-def make_chunk_fn(config: StressConfig, shared_data: bool = True):
+def make_chunk_fn(config: StressConfig, shared_data: bool = True, unroll: int | None = None):
     """``chunk(params, opt_state, alive, pre_norm, sources, targets, rates, valid)``, over runs.
+
+    ``unroll``: as in :func:`~lnworked.stress.stacked.make_logits` (``None``, the default,
+    unrolls every block; ``1`` compiles faster and steps slower on a CPU).
 
     Every argument has a leading run axis except ``valid`` (and the data when
     ``shared_data``); the scan runs over the next (step) axis of ``sources``, ``targets``,
     ``rates`` and ``valid`` (padding steps have ``valid`` False and change nothing).
     Returns ``(params, opt_state, alive), (losses, gradient_norms)``, not yet jitted.
     """
-    step = make_step(make_logits(config), make_optimizer(config))
+    step = make_step(make_logits(config, unroll=unroll), make_optimizer(config))
 
     def one_run(params, opt_state, alive, pre_norm, sources, targets, rates, valid):
         def body(carry, xs):

@@ -1,0 +1,190 @@
+"""AdamW's first update at initialisation, and the first few steps: what it does to each placement.
+
+At the first step Adam's bias-corrected statistics are ``m_hat = g`` and ``v_hat = g^2``, so
+the real optimiser (:func:`~lnworked.stress.optim.make_optimizer`) moves every parameter by
+
+    Delta theta = -lr * (g / (|g| + eps) + wd * theta)        (about -lr * sign(g))
+
+whatever the gradient's size. For the initial weights ``theta_0`` of the stress test's
+model (:func:`~lnworked.stress.train.initial_state`), the first batch ``(x, y)`` and a
+rate ``lr`` (the target, or warmup's first rate ``target / warmup``),
+:func:`first_update_table` measures
+
+    rms_logits       = RMS of z_0 = logits(theta_0, x)
+    rms_delta_logits = RMS of z_1 - z_0,  z_1 = logits(theta_0 + Delta theta, x)
+    relative         = rms_delta_logits / rms_logits
+    delta_loss       = CE(z_1, y) - CE(z_0, y)          (negative: the step helped)
+    linear_delta_loss = <g, Delta theta>                 (its first-order prediction)
+
+(RMS over batch, positions and vocabulary; CE the mean next-token cross-entropy on the
+batch the gradient came from) for each placement, depth, rate and seed. All cases are one
+compiled program over the deepest tree: the ``d``-block model is its first ``d`` blocks
+(:func:`~lnworked.stress.stacked.make_logits`' depth cut, the later blocks skipped), mapped
+over seeds, depths and placements one case at a time (a vmap over them would hold every
+case's backward pass in memory at once); the rates are a vector inside it.
+
+:func:`first_steps` trains the three variants of the article (Pre-LN, Post-LN, Post-LN with
+warmup) for ``k`` steps from the same initial weights and batches, several seeds at once
+(the training's own chunk program, :func:`~lnworked.stress.train.make_chunk_fn`), and
+:func:`departure_step` says where one loss curve leaves another.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
+from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.data import make_batches
+from lnworked.stress.optim import apply_rate, learning_rates, make_optimizer
+from lnworked.stress.stacked import make_logits
+from lnworked.stress.step import make_loss
+from lnworked.stress.train import initial_state, make_chunk_fn
+from lnworked.validation import check_int, check_positive
+
+__all__ = ["first_update", "first_update_table", "first_steps", "departure_step", "VARIANTS",
+           "check_depths", "check_seeds", "check_rates"]
+
+VARIANTS = ("Pre-LN", "Post-LN", "Post-LN + warmup")
+
+
+def check_depths(depths, name: str = "depths") -> list[int]:
+    """A non-empty sequence of integers >= 1."""
+    depths = list(depths) if not isinstance(depths, (str, bytes)) and hasattr(depths, "__iter__") else None
+    if not depths:
+        raise ValueError(f"{name}: must be a non-empty sequence of integers >= 1")
+    return [check_int(d, name, minimum=1) for d in depths]
+
+
+def check_seeds(seeds) -> list[int]:
+    """A non-empty sequence of distinct integers >= 0."""
+    seeds = list(seeds) if not isinstance(seeds, (str, bytes)) and hasattr(seeds, "__iter__") else None
+    if not seeds:
+        raise ValueError("seeds: must be a non-empty sequence of integers >= 0")
+    seeds = [check_int(s, "seeds", minimum=0) for s in seeds]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds: must be distinct, got {seeds!r}")
+    return seeds
+
+
+def check_rates(rates) -> list[float]:
+    """A non-empty sequence of finite numbers > 0."""
+    rates = list(rates) if not isinstance(rates, (str, bytes)) and hasattr(rates, "__iter__") else None
+    if not rates:
+        raise ValueError("rates: must be a non-empty sequence of numbers > 0")
+    return [check_positive(r, "rates") for r in rates]
+
+
+def _rms(a):
+    return jnp.sqrt(jnp.mean(jnp.square(a)))
+
+
+def first_update(config: StressConfig, unroll: int | None = 1):
+    """``measure(params, source, target, pre_norm, depth, rates)`` for one case, not yet jitted:
+    ``(rms_logits, loss, rms_delta_logits[r], loss_after[r], linear_delta_loss[r])`` of the optimiser's first update
+    ``theta_0 + rates[r] * u_1`` (``u_1`` from :func:`~lnworked.stress.optim.make_optimizer`
+    with its initial state), the ``depth``-block model of the stacked tree."""
+    logits = make_logits(config, unroll=unroll, skip=True)
+    loss_fn = make_loss(logits)
+    optimizer = make_optimizer(config)
+
+    def measure(params, source, target, pre_norm, depth, rates):
+        z0 = logits(params, source, pre_norm, depth)
+        loss, grads = jax.value_and_grad(loss_fn)(params, source, target, pre_norm, depth)
+        update, _ = optimizer.update(grads, optimizer.init(params), params)
+
+        def after(rate):
+            z1 = logits(apply_rate(params, update, rate), source, pre_norm, depth)
+            ce = jnp.mean(optax.softmax_cross_entropy_with_integer_labels(z1, target))
+            return _rms(z1 - z0), ce
+
+        moved, loss_after = jax.vmap(after)(rates)
+        slope = sum(jnp.vdot(g, u) for g, u in zip(jax.tree.leaves(grads), jax.tree.leaves(update)))
+        return _rms(z0), loss, moved, loss_after, slope * rates
+
+    return measure
+
+
+def first_update_table(depths: Sequence[int], rates: Sequence[float], seeds: Sequence[int],
+                       config: StressConfig | None = None) -> list[dict]:
+    """Tidy rows ``{layers, pre_norm, seed, learning_rate, loss, loss_after, delta_loss,
+    linear_delta_loss, rms_logits, rms_delta_logits, relative}``, one per depth, placement, seed and rate, on
+    the first batch of ``config`` (default the article's), from one compiled program."""
+    config = StressConfig() if config is None else config
+    depths, rates, seeds = check_depths(depths), check_rates(rates), check_seeds(seeds)
+    deep = config.replace(layers=max(depths))
+    params = initial_state(deep, seeds)[0][0]
+    sources, targets = make_batches(config.replace(steps=1))
+    cases = [(s, d, p) for s in range(len(seeds)) for d in depths for p in (True, False)]
+    measure = first_update(deep)
+
+    def all_cases(params, seed_index, depth, pre_norm, rates):
+        def one(case):  # one case at a time: the deepest tree's backward pass is large
+            index, d, pre = case
+            own = jax.tree.map(lambda leaf: leaf[index], params)
+            return measure(own, sources[0], targets[0], pre, d, rates)
+
+        return jax.lax.map(one, (seed_index, depth, pre_norm))
+
+    args = (params, *(np.array(column, dtype) for column, dtype in zip(zip(*cases), (np.int32, np.int32, bool))),
+            np.asarray(rates, np.float32))
+    program, _ = compile_program(all_cases, args, cpu_options=CPU_SETUP_OPTIONS)
+    rms_logits, loss, moved, loss_after, linear = (np.asarray(a, np.float64) for a in program(*args))
+    rows = []
+    for c, (s, depth, pre_norm) in enumerate(cases):
+        for r, rate in enumerate(rates):
+            rows.append({
+                "layers": depth, "pre_norm": pre_norm, "seed": seeds[s], "learning_rate": rate,
+                "loss": loss[c], "loss_after": loss_after[c, r], "delta_loss": loss_after[c, r] - loss[c],
+                "linear_delta_loss": linear[c, r],
+                "rms_logits": rms_logits[c], "rms_delta_logits": moved[c, r],
+                "relative": moved[c, r] / rms_logits[c]})
+    return rows
+
+
+def first_steps(steps: int, seeds: Sequence[int], config: StressConfig | None = None,
+                warmup: int | None = None) -> dict:
+    """The first ``steps`` training losses of the three variants, ``{variant: array (seeds, steps)}``.
+
+    Pre-LN and Post-LN at the constant target rate, Post-LN with the article's linear warmup
+    (``warmup`` steps, default two thirds of ``config.steps``: its first ``steps`` rates are
+    ``target * s / warmup``), all from ``PRNGKey(seed)``'s initial weights and the article's
+    batches. Loss ``s`` (1-based) is measured before update ``s``, as the training logs it.
+    """
+    config = StressConfig() if config is None else config
+    steps = check_int(steps, "steps", minimum=1, maximum=config.steps)
+    seeds = check_seeds(seeds)
+    warmup = warmup_for(config.steps) if warmup is None else check_int(warmup, "warmup", minimum=1)
+    sources, targets = make_batches(config)
+    sources, targets = sources[:steps], targets[:steps]
+    schedule = {"Pre-LN": (True, 0), "Post-LN": (False, 0), "Post-LN + warmup": (False, warmup)}
+    runs = [(variant, seed) for variant in VARIANTS for seed in seeds]
+    pre = np.array([schedule[v][0] for v, _ in runs])
+    rates = np.stack([learning_rates(config.learning_rate, steps, schedule[v][1]) for v, _ in runs])
+    (params, opt_state), _ = initial_state(config, [seed for _, seed in runs])
+    args = (params, opt_state, np.ones(len(runs), bool), pre, sources, targets, rates.astype(np.float32),
+            np.ones(steps, bool))
+    program, _ = compile_program(make_chunk_fn(config, unroll=1), args)
+    _, (losses, _) = program(*args)
+    losses = np.asarray(losses, np.float64).reshape(len(VARIANTS), len(seeds), steps)
+    return {variant: losses[i] for i, variant in enumerate(VARIANTS)}
+
+
+def departure_step(reference: np.ndarray, other: np.ndarray, gap: float) -> int | None:
+    """The first step ``s`` (1-based) from which ``other``'s loss stays above ``reference``'s by
+    more than ``gap`` at every later step shown: ``other[t] - reference[t] > gap`` for all
+    ``t >= s``; ``None`` if it never does (or only at a step it later falls back from)."""
+    reference, other = np.asarray(reference, float), np.asarray(other, float)
+    if reference.ndim != 1 or reference.shape != other.shape:
+        raise ValueError(f"other: must have the shape of reference {reference.shape}, got {other.shape}")
+    gap = check_positive(gap, "gap")
+    above = other - reference > gap
+    if not above[-1]:
+        return None
+    below = np.flatnonzero(~above)
+    return int(below[-1] + 2) if below.size else 1
