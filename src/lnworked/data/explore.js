@@ -299,6 +299,9 @@
     if (!root || root.getAttribute("data-lnw-ready") === "1") { return; }
     var data = JSON.parse(root.querySelector("script.lnw-data").textContent);
     var render = RENDER[root.getAttribute("data-explorer")];
+    /* On a phone the plot gets a narrower canvas, so its 11-unit text is not scaled down to 7 px. */
+    var plot = root.querySelector("svg.lnw-plot");
+    if (plot && root.clientWidth && root.clientWidth < 480) { plot.setAttribute("viewBox", "0 0 360 300"); }
     var sliders = root.querySelectorAll('input[type="range"]');
     var update = function (event) {
       render(root, data, event);
