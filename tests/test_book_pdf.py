@@ -15,6 +15,7 @@ Without Chromium the tests skip, naming the Debian package; under ``CI=true`` th
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import re
@@ -58,9 +59,18 @@ def pdfs(tmp_path_factory) -> dict[str, Path]:
         pytest.skip(problem)
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
-    out = tmp_path_factory.mktemp("book-pdf")
+    # Under pytest-xdist every worker runs this fixture: the first prints the book, the
+    # others wait on the lock and reuse its files (the workers' base temps share a parent,
+    # which belongs to this run only).
+    base = tmp_path_factory.getbasetemp()
+    out = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "book-pdf"
+    out.mkdir(exist_ok=True)
     tool = _load_tool()
-    tool.build(HTML, out)
+    with open(out / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "done").exists():
+            tool.build(HTML, out)
+            (out / "done").touch()
     return {edition: out / edition for edition in tool.EDITIONS}
 
 
