@@ -380,7 +380,7 @@ def merge(driver, pages: list[Page], edition: str, config: dict, site: str, targ
     title = PdfReader(io.BytesIO(print_html(driver, title_page(config, site, edition))))
     # The contents' length moves the chapters' first pages: print it until it settles.
     contents_length = 1
-    while True:
+    for _attempt in range(5):
         starts, at = [], len(title.pages) + contents_length
         for reader in readers:
             starts.append(at)
@@ -389,6 +389,8 @@ def merge(driver, pages: list[Page], edition: str, config: dict, site: str, targ
         if len(contents.pages) == contents_length:
             break
         contents_length = len(contents.pages)
+    else:
+        raise BookPdfError("book_pdf: the contents' length does not settle")
 
     writer = PdfWriter()
     for reader in [title, contents, *readers]:
