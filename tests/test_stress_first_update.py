@@ -80,11 +80,15 @@ def test_first_steps_start_from_one_loss_and_use_the_tables_initial_weights():
         assert curves[variant].shape == (2, 4)
     # loss 1 is measured before any update: the same for every variant of a seed
     for seed_index, seed in enumerate((2, 3)):
-        losses = [curves[v][seed_index, 0] for v in VARIANTS]
+        first = {v: curves[v][seed_index, 0] for v in VARIANTS}
         table = first_update_table([SMALL.layers], [1e-3], [seed], SMALL)
-        pre = next(r for r in table if r["pre_norm"])["loss"]
-        assert losses[0] == pytest.approx(pre, rel=1e-5)
-        assert losses[1] == pytest.approx(losses[2], rel=1e-6)
+        for pre_norm, plain, warm in ((True, "Pre-LN", "Pre-LN + warmup"), (False, "Post-LN", "Post-LN + warmup")):
+            loss = next(r for r in table if r["pre_norm"] == pre_norm)["loss"]
+            assert first[plain] == pytest.approx(loss, rel=1e-5)
+            assert first[warm] == pytest.approx(first[plain], rel=1e-6)
+        # the warmed-up runs' first step is smaller: their second loss stays nearer the first
+        for plain, warm in (("Pre-LN", "Pre-LN + warmup"), ("Post-LN", "Post-LN + warmup")):
+            assert abs(curves[warm][seed_index, 1] - first[warm]) < abs(curves[plain][seed_index, 1] - first[plain])
 
 
 def test_departure_step_by_hand():

@@ -23,8 +23,8 @@ compiled program over the deepest tree: the ``d``-block model is its first ``d``
 over seeds, depths and placements one case at a time (a vmap over them would hold every
 case's backward pass in memory at once); the rates are a vector inside it.
 
-:func:`first_steps` trains the three variants of the article (Pre-LN, Post-LN, Post-LN with
-warmup) for ``k`` steps from the same initial weights and batches, several seeds at once
+:func:`first_steps` trains the article's three variants (Pre-LN, Post-LN, Post-LN with
+warmup) and, to compare like with like, Pre-LN with the same warmup, for ``k`` steps from the same initial weights and batches, several seeds at once
 (the training's own chunk program, :func:`~lnworked.stress.train.make_chunk_fn`), and
 :func:`departure_step` says where one loss curve leaves another.
 """
@@ -50,7 +50,7 @@ from lnworked.validation import check_int, check_positive
 __all__ = ["first_update", "first_update_table", "first_steps", "departure_step", "VARIANTS",
            "check_depths", "check_seeds", "check_rates"]
 
-VARIANTS = ("Pre-LN", "Post-LN", "Post-LN + warmup")
+VARIANTS = ("Pre-LN", "Post-LN", "Pre-LN + warmup", "Post-LN + warmup")
 
 
 def check_depths(depths, name: str = "depths") -> list[int]:
@@ -149,9 +149,9 @@ def first_update_table(depths: Sequence[int], rates: Sequence[float], seeds: Seq
 
 def first_steps(steps: int, seeds: Sequence[int], config: StressConfig | None = None,
                 warmup: int | None = None) -> dict:
-    """The first ``steps`` training losses of the three variants, ``{variant: array (seeds, steps)}``.
+    """The first ``steps`` training losses of each of :data:`VARIANTS`, ``{variant: array (seeds, steps)}``.
 
-    Pre-LN and Post-LN at the constant target rate, Post-LN with the article's linear warmup
+    Pre-LN and Post-LN at the constant target rate, and each with the article's linear warmup
     (``warmup`` steps, default two thirds of ``config.steps``: its first ``steps`` rates are
     ``target * s / warmup``), all from ``PRNGKey(seed)``'s initial weights and the article's
     batches. Loss ``s`` (1-based) is measured before update ``s``, as the training logs it.
@@ -162,7 +162,8 @@ def first_steps(steps: int, seeds: Sequence[int], config: StressConfig | None = 
     warmup = warmup_for(config.steps) if warmup is None else check_int(warmup, "warmup", minimum=1)
     sources, targets = make_batches(config)
     sources, targets = sources[:steps], targets[:steps]
-    schedule = {"Pre-LN": (True, 0), "Post-LN": (False, 0), "Post-LN + warmup": (False, warmup)}
+    schedule = {"Pre-LN": (True, 0), "Post-LN": (False, 0), "Pre-LN + warmup": (True, warmup),
+                "Post-LN + warmup": (False, warmup)}
     runs = [(variant, seed) for variant in VARIANTS for seed in seeds]
     pre = np.array([schedule[v][0] for v, _ in runs])
     rates = np.stack([learning_rates(config.learning_rate, steps, schedule[v][1]) for v, _ in runs])
