@@ -73,7 +73,7 @@ def first_steps_figure(curves: dict):
 
 def amplification_figure(rows, shares: dict):
     """Two stacked panels: the output change under a random perturbation against depth (mean over
-    seeds, with the range), and each sublayer's branch share ``r_i`` at the configured depth."""
+    seeds, with the range), and each sublayer's branch share ``rho_i`` at the configured depth."""
     fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
     for pre_norm, (name, color, style, marker) in _LOOK.items():
         d, mean, low, high = mean_over_seeds(rows, "output_change", pre_norm)
@@ -84,10 +84,10 @@ def amplification_figure(rows, shares: dict):
         bottom.plot(sub, r.mean(axis=0), style, marker=marker, color=color, linewidth=2, label=name)
         bottom.fill_between(sub, r.min(axis=0), r.max(axis=0), color=color, alpha=0.15)
     top.set_xticks(d, [str(x) for x in d])
-    _style(top, "Output change under a fixed-size perturbation", "layers N",
+    _style(top, "Output change under a fixed-size perturbation", "layers L",
            "mean square Δ logits")
     _style(bottom, "Each sublayer's dependence on its branch", "sublayer (attention, MLP, ...)",
-           "branch share r")
+           "branch share ρ")
     bottom.set_ylim(0, 1)
     _legend(top)
     _legend(bottom)
