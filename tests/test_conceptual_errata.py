@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
+import sympy as sp
 
 from lnworked.blocks import MLP
 from lnworked.conceptual_errata import conceptual_erratum_markdown, conceptual_errata, get_conceptual_erratum
@@ -82,6 +83,48 @@ def test_the_random_stack_does_not_follow_the_scalar_toy():
     assert products["per_layer_24"] > 0.6 and products["median_24"] > 1e3 * products["toy_24"]
 
 
+def test_ex1_difference_carries_fs_signs_exactly():
+    """LN(x + F) − LN(x) for x = (1, 3, 5, 7), F = (1, −1, 1, −1), in exact arithmetic (SymPy)."""
+    def ln(v):
+        mu = sum(v) / len(v)
+        sigma = sp.sqrt(sum((e - mu) ** 2 for e in v) / len(v))
+        return [(e - mu) / sigma for e in v]
+    x, f = [sp.Integer(v) for v in (1, 3, 5, 7)], [sp.Integer(v) for v in (1, -1, 1, -1)]
+    exact_difference = [sp.nsimplify(a - b) for a, b in zip(ln([a + b for a, b in zip(x, f)]), ln(x))]
+    assert [sp.sign(e) for e in exact_difference] == f
+    evidence = RECORDS["004-ex1-pattern"].evidence
+    assert np.allclose(evidence["difference"], [float(e) for e in exact_difference], rtol=0, atol=1e-12)
+    assert evidence["signs"] == "+ − + −"
+
+
+def test_ex2_mean_moves_with_a_real_sublayer_by_jax():
+    """mean(x + F(LN(x))) − mean(x) = mean(F(LN(x))), with F rebuilt in JAX from the weights (jax.nn.gelu)."""
+    x = jnp.array([1.0, 3.0, 5.0, 7.0])
+    shifts = []
+    for seed in range(8):
+        mlp = MLP.random(4, 16, seed=seed)
+        u = _ln(x, eps=0.0)
+        write = jnp.asarray(mlp.W2) @ jax.nn.gelu(jnp.asarray(mlp.W1) @ u + mlp.b1, approximate=True) + mlp.b2
+        shifts.append(float(jnp.mean(write)))
+    evidence = RECORDS["004-ex2-centre"].evidence
+    assert evidence["x_mean"] == 4.0
+    assert math.isclose(evidence["seed0_mean"], 4.0 + shifts[0], rel_tol=1e-9)
+    assert math.isclose(evidence["largest_shift"], max(abs(s) for s in shifts), rel_tol=1e-9)
+    assert evidence["largest_shift"] > 0.1
+
+
+def test_toy_pre_ln_factor_explodes_at_depth_96_exactly():
+    evidence = RECORDS["004-ex7-toy-depth"].evidence
+    exact = sp.Rational(13, 10) ** 96
+    assert math.isclose(evidence["toy_pre_96"], float(exact), rel_tol=1e-12) and exact > 10 ** 10
+
+
+def test_product_of_two_nilpotent_matrices_has_a_nonzero_eigenvalue():
+    a = sp.Matrix([[0, 2], [0, 0]])
+    assert set(a.eigenvals()) == {0} and set(a.T.eigenvals()) == {0}
+    assert math.isclose(RECORDS["000-eigenvalue-products"].evidence["product_eigenvalue"], max((a * a.T).eigenvals()))
+
+
 def test_square_root_growth_is_unbounded():
     evidence = RECORDS["004-ex6-bounded"].evidence
     assert evidence["std_96"] < evidence["std_10000"] < evidence["std_1e6"]
@@ -108,6 +151,8 @@ def test_every_record_is_complete_and_its_truth_is_filled():
     bib = (BOOK / "references.bib").read_text()
     for record in RECORDS.values():
         assert record.quote and record.title and record.verdict in ("wrong", "misleading")
+        assert record.location and record.check, f"{record.id}: no location or no checkable reason"
+        assert "{" not in record.check_text(), record.id
         assert record.evidence or record.cites, f"{record.id}: neither computed nor cited"
         text = record.truth_text()
         assert "{" not in text, record.id
@@ -129,6 +174,7 @@ def test_markdown_carries_the_anchor_heading_quote_and_the_way_back():
     markdown = conceptual_erratum_markdown(record)
     assert markdown.startswith(f"({record.anchor})=\n### ")
     assert f"> {record.quote}" in markdown and record.chapter in markdown
+    assert f"**Why it is wrong.** {record.check_text()}" in markdown and record.location in markdown
     with pytest.raises(ValueError, match=r"^erratum_id:"):
         get_conceptual_erratum("nope")
 

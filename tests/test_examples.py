@@ -291,3 +291,59 @@ def test_ids_are_safe_html_anchors():
     """The book anchors each example as ``example-<id>``; docutils rewrites other characters."""
     for example in all_examples():
         assert re.fullmatch(r"[0-9a-z]+(-[0-9a-z]+)*", example.id), example.id
+
+
+# --- each arithmetic erratum says where, why (one checkable sentence) and what is true ---------------------
+
+
+def _sci(value, digits):
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
+
+
+def test_every_erratum_has_its_words_its_place_and_a_checkable_reason(records):
+    wrong = [r for r in records.values() if r.agrees is False]
+    assert wrong
+    for r in wrong:
+        assert r.quote and r.location and r.check, r.id
+        assert "{" not in r.check and "seed" not in r.check + r.quote, r.id
+
+
+def test_erratum_checks_carry_numbers_computed_by_an_independent_route(records):
+    """The numbers in the check sentences, from SymPy's exact powers and mpmath's logarithm."""
+    p12, p24 = sp.Rational(3, 5) ** 12, sp.Rational(3, 5) ** 24
+    check = records["001-twenty-four-layers"].check
+    assert f"{float(p12):.6f}" in check and _sci(float(p24), 3) in check
+    log10 = 96 * sp.log(sp.Rational(13, 20), 10)
+    check = records["004-ex7"].check
+    assert f"{float(log10):.4f}".replace("-", "−") in check
+    assert _sci(float(sp.Rational(13, 20) ** 96), 2) in check
+    assert "(100, −100, 100, −100)" in records["004-ex4-pre-ln"].check
+
+
+@pytest.mark.skipif(not SEED_DIR.is_dir(), reason=f"source texts not found at {SEED_DIR}")
+def test_each_erratums_stated_number_is_in_its_quote_and_the_quote_in_its_source(records):
+    def normal(text):
+        return re.sub(r"[\s$\\{}^]", "", text).replace("−", "-").lower()
+    for r in (r for r in records.values() if r.agrees is False):
+        source = normal((SEED_DIR / r.seed).read_text(encoding="utf-8"))
+        for q in r.results.values():
+            for stated in ([q.stated] if isinstance(q.stated, str) else q.stated or ()):
+                written = stated.replace("e-18", "").replace("e-", "")
+                assert written in normal(r.quote), (r.id, stated)
+        words = [w for w in re.findall(r"[a-z][a-z_ -]{12,}", r.quote.lower())]
+        for w in words:
+            assert normal(w) in source, (r.id, w)
+
+
+def test_worked_example_title_names_its_source_not_its_id():
+    from lnworked.display import arithmetic_erratum_markdown, example_markdown
+
+    for example in all_examples():
+        anchor, title = example_markdown(example.id).splitlines()[:2]
+        assert anchor == f"(example-{example.id})="
+        assert title.startswith("**Worked example: ") and f"source text {example.id[:3]}" in title
+        assert "`" not in title and example.id not in title
+    markdown = arithmetic_erratum_markdown(get_example("004-ex7"))
+    assert "(#example-004-ex7)" in markdown and "source text 004, Ex 7" in markdown
+    assert "**Why it is wrong.**" in markdown and "> " in markdown

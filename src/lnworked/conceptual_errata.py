@@ -2,13 +2,14 @@
 
 The arithmetic errata live on the worked examples (:mod:`lnworked.examples`, ``agrees``).
 These are the other kind: a statement whose numbers may be fine but whose claim is not. Each
-:class:`ConceptualErratum` holds the source text's words, a verdict (``"wrong"`` or
+:class:`ConceptualErratum` holds the source text's words and where they are (``location``), one
+sentence a student can check that shows why they are wrong (``check``), a verdict (``"wrong"`` or
 ``"misleading"``), what is true, and its evidence: named values that the library computes
 when the record is made (``evidence``) and/or the papers that say it (``cites``, keys of
 ``book/references.bib``). ``chapter`` and ``section`` name where the book teaches the topic;
 the errata page links there and the chapter links back to ``concept-<id>``.
 
-The ``truth`` text is a template: ``{name}`` fields are filled from ``evidence`` (formatted
+The ``truth`` and ``check`` texts are templates: ``{name}`` fields are filled from ``evidence`` (formatted
 by :func:`lnworked.display.format_value`), so no computed number is typed here.
 """
 
@@ -48,6 +49,8 @@ class ConceptualErratum:
     cites: tuple[str, ...]
     chapter: str
     section: str | None = None
+    location: str = ""
+    check: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -62,6 +65,10 @@ class ConceptualErratum:
     def truth_text(self, digits: int = 4) -> str:
         """:attr:`truth` with every ``{name}`` filled from :attr:`evidence`."""
         return self.truth.format(**{k: format_value(v, digits) for k, v in self.evidence.items()})
+
+    def check_text(self, digits: int = 4) -> str:
+        """:attr:`check` (one sentence a student can verify) with ``{name}`` filled from :attr:`evidence`."""
+        return self.check.format(**{k: format_value(v, digits) for k, v in self.evidence.items()})
 
 
 # --- evidence: each function computes named values with the library ----------------------
@@ -85,7 +92,24 @@ def _spread(layers: int) -> dict:
 
 def _eigenvalue_products() -> dict:
     spread = _spread(24)
-    return {"median_24": spread["median"], "per_layer_24": spread["per_layer"], "toy_24": gradient_factor(0.6, 24)}
+    a = np.array([[0.0, 2.0], [0.0, 0.0]])
+    return {"median_24": spread["median"], "per_layer_24": spread["per_layer"], "toy_24": gradient_factor(0.6, 24),
+            "product_eigenvalue": float(np.max(np.linalg.eigvals(a @ a.T).real))}
+
+
+def _ex1_pattern() -> dict:
+    """Source text 004's Ex 1: what F = (1, −1, 1, −1) changes in LN(x + F) against LN(x), x = (1, 3, 5, 7)."""
+    x, f = np.array([1.0, 3.0, 5.0, 7.0]), np.array([1.0, -1.0, 1.0, -1.0])
+    difference = layer_norm(x + f, eps=0) - layer_norm(x, eps=0)
+    return {"difference": difference, "signs": " ".join("+" if v > 0 else "−" for v in difference)}
+
+
+def _ex2_centre() -> dict:
+    """Source text 004's Ex 2 with a random zero-bias GELU MLP as F: the mean of x + F(LN(x)), seeds 0..7."""
+    x = np.array([1.0, 3.0, 5.0, 7.0])
+    means = [float(np.mean(x + MLP.random(4, 16, seed=seed)(layer_norm(x, eps=0)))) for seed in range(8)]
+    return {"x_mean": float(np.mean(x)), "seed0_mean": means[0],
+            "largest_shift": max(abs(m - float(np.mean(x))) for m in means)}
 
 
 def _post_formula() -> dict:
@@ -135,16 +159,19 @@ def _unbounded() -> dict:
 
 def _toy_depth() -> dict:
     spread = _spread(96)
-    return {"toy_96": gradient_factor(0.65, 96), "median_96": spread["median"], "min_96": spread["min"],
+    return {"toy_96": gradient_factor(0.65, 96), "toy_pre_96": gradient_factor(1.3, 96), "median_96": spread["median"], "min_96": spread["min"],
             "max_96": spread["max"]}
 
 
 # --- the records ----------------------------------------------------------------------------
 
 _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
-    (dict(id="000-eigenvalues", title="LayerNorm's Jacobian is not close to the identity", source="000", verdict="wrong", chapter="chapters/02_placements",
-          section="ch2-jacobian-ln",
+    (dict(id="000-eigenvalues", title="LayerNorm's Jacobian is not close to the identity", source="000", verdict="wrong",
+          chapter="chapters/02_placements", section="ch2-jacobian-ln",
+          location="the post-norm case, the paragraph under the formula",
           quote="In a well-behaved layer, J_LN has eigenvalues close to 1 and this is fine.",
+          check="Add the same number c to every feature: the mean moves by c and the spread does not change, so "
+                "LN(x + c·1) = LN(x) and J_LN·1 = 0. Every LayerNorm Jacobian has the eigenvalue 0, in every layer.",
           truth="LayerNorm's Jacobian is never close to the identity. It has eigenvalue 0 along "
                 "(1, …, 1) (adding a constant changes nothing), an eigenvalue near 0 along x̂ (scaling "
                 "changes nothing), and γ/√(σ² + ε) on the remaining d − 2 directions. At source text "
@@ -152,102 +179,161 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "zero to within ε. At x = (1, 3, 5, 7) the eigenvalues run from {d4_smallest} (zero, to rounding) to "
                 "{d4_largest}, which is 1/√(σ² + ε) with σ² = 5 ({d4_inverse_sigma}), not 1.",
           cites=()), _jacobian_eigenvalues),
-    (dict(id="000-eigenvalue-products", title='Eigenvalues of a product are not products of eigenvalues', source="000", verdict="misleading", chapter="chapters/03_gradients_through_depth",
+    (dict(id="000-eigenvalue-products", title='Eigenvalues of a product are not products of eigenvalues', source="000",
+          verdict="misleading", chapter="chapters/03_gradients_through_depth",
+          location="the post-norm case, the paragraph under the formula",
           quote="Stack 24 such layers, and those sub-unit eigenvalues multiply together, creating the gradient "
                 "attenuation we visualized earlier.",
+          check="A = [[0, 2], [0, 0]] and its transpose Aᵀ each have only the eigenvalue 0, yet their product "
+                "A Aᵀ = [[4, 0], [0, 0]] has the eigenvalue {product_eigenvalue}: multiply them out.",
           truth="The eigenvalues of a product of matrices that do not commute are not the products of "
                 "their eigenvalues: the Jacobians rotate the gradient as well as shrink it, and (I + J_F) "
                 "re-amplifies what J_N shrinks. In the book's random Post-LN stack (width 16, 8 random "
                 "seeds) the median input-gradient norm at depth 24 is {median_24}, about {per_layer_24} "
                 "per layer, not the steady-factor toy's 0.6²⁴ = {toy_24}.",
           cites=()), _eigenvalue_products),
-    (dict(id="000-post-formula-order", title='The Post-LN gradient, in the right order', source="000", verdict="wrong", chapter="chapters/03_gradients_through_depth",
+    (dict(id="000-post-formula-order", title='The Post-LN gradient, in the right order', source="000", verdict="wrong",
+          chapter="chapters/03_gradients_through_depth",
+          location="the post-norm case, the formula for ∂L/∂x₂",
           quote="∂L/∂x₂ = J_LN · [0.5, 0.5]ᵀ · (1 + J_s)",
-          truth="As written the product is undefined (a vector between two matrices), and the text's (1 + J_s) "
-                "stands where the chain rule puts (I + J_s)ᵀ at the far end: ∂L/∂x = (I + J_s)ᵀ J_LNᵀ g. The "
+          check="J_LN · [0.5, 0.5]ᵀ is a column vector (2 × 1), and a 2 × 1 vector times the 2 × 2 matrix "
+                "(1 + J_s) on its right is undefined: the shapes do not match.",
+          truth="The chain rule puts (I + J_s)ᵀ at the far end: ∂L/∂x = (I + J_s)ᵀ J_LNᵀ g. The "
                 "upstream gradient g first crosses LayerNorm's Jacobian, then the block's (I + J_s). For the "
                 "text's own x = (2, −1), g = (0.5, 0.5), J_s = 0.1 I this gives a gradient of length "
-                "{gradient_norm} (worked example 000-post-ln-gradient), because g lies in J_LN's null space; "
+                "{gradient_norm}, because g lies in J_LN's null space; "
                 "automatic differentiation of the block (jax.jacfwd) gives the same vector, to within {autodiff_gap}.",
           cites=()), _post_formula),
-    (dict(id="001-at-least-one", title='The identity path does not guarantee a gradient of at least 1', source="001", verdict="wrong", chapter="chapters/03_gradients_through_depth",
+    (dict(id="001-at-least-one", title='The identity path does not guarantee a gradient of at least 1', source="001",
+          verdict="wrong", chapter="chapters/03_gradients_through_depth",
+          location="worked example 1",
           quote="Because pre-norm's residual path is a pure identity, the gradient reaching x₀ is at least 1.0 "
                 "from the identity path alone, plus whatever flows through the sub-layer branches.",
+          check="In one dimension a block x + F(x) with slope F′ = −0.5 has derivative 1 + F′ = {scalar_negative}: "
+                "what flows through the branch is added, and an added negative number makes the total smaller than 1.",
           truth="The identity path delivers the upstream gradient g itself, but the branches add vectors "
                 "that can point against it, so the total can be smaller than g. Over {inputs} random inputs "
                 "the smallest singular value of a Pre-LN block Jacobian I + J_F J_N is below 1 at "
                 "{count_below_one} of them (smallest {smallest}): for some gradients one Pre-LN block "
                 "shrinks them.",
-          cites=()), _pre_ln_singular_values),
-    (dict(id="001-factor-below-one", title="A norm's backward factor is not typically below 1", source="001", verdict="misleading", chapter="chapters/03_gradients_through_depth",
+          cites=()), _highway),
+    (dict(id="001-factor-below-one", title="A norm's backward factor is not typically below 1", source="001",
+          verdict="misleading", chapter="chapters/03_gradients_through_depth",
+          location="worked example 1",
           quote="In a post-norm stack, each of the 3 layer-norms multiplies the gradient by some factor "
                 "typically less than 1.",
-          truth="A LayerNorm divides the gradient by the spread σ of its input, which is below 1 only when "
-                "σ > γ; and the block's (I + J_F) multiplies back what the norm divides. The book's random "
-                "Post-LN stack (8 seeds) has a median input-gradient norm of {median_24} at depth 24, "
-                "about {per_layer_24} per layer: the 0.6 per layer of the text is an assumption, not a "
+          check="On the directions it keeps, LayerNorm multiplies the gradient by γ/√(σ² + ε): with γ = 1 this is "
+                "below 1 only when the spread σ of the norm's input is above 1, and the block's (I + J_F) then "
+                "multiplies back.",
+          truth="The book's random Post-LN stack (8 seeds) has a median input-gradient norm of {median_24} at "
+                "depth 24, about {per_layer_24} per layer: the 0.6 per layer of the text is an assumption, not a "
                 "typical value.",
           cites=()), _eigenvalue_products),
-    (dict(id="001-never-multiplied", title='Pre-LN branch Jacobians do multiply', source="001", verdict="wrong", chapter="chapters/03_gradients_through_depth",
+    (dict(id="001-never-multiplied", title='Pre-LN branch Jacobians do multiply', source="001", verdict="wrong",
+          chapter="chapters/03_gradients_through_depth",
+          location="“The mechanics”, the paragraph “In words”",
           quote="In pre-norm, the gradient w.r.t. x_ℓ has a clean, direct identity path back to the first layer, "
                 "with sub-layer gradients only ever added on top, never multiplied in.",
-          truth="The identity path is there, but the product of the block Jacobians, "
-                "(I + A₂)(I + A₁) = I + A₁ + A₂ + A₂A₁, also contains products of the branches' "
-                "Jacobians A_ℓ = J_F J_N. For two random GELU-MLP Pre-LN blocks the cross term A₂A₁ has "
-                "norm {cross}, against {branch_1} and {branch_2} for the branches themselves.",
+          check="Multiply two Pre-LN block Jacobians out: (I + A₂)(I + A₁) = I + A₁ + A₂ + A₂A₁, and the last "
+                "term is a product of the branches' Jacobians A_ℓ = J_F J_N.",
+          truth="The identity path is there, and so are products of branch Jacobians. For two random GELU-MLP "
+                "Pre-LN blocks the cross term A₂A₁ has norm {cross}, against {branch_1} and {branch_2} for the "
+                "branches themselves.",
           cites=()), _cross_term),
-    (dict(id="001-warmup-cause", title='Why Post-LN needs warmup', source="001", verdict="misleading", chapter="chapters/03_gradients_through_depth",
+    (dict(id="001-warmup-cause", title='Why Post-LN needs warmup', source="001", verdict="misleading",
+          chapter="chapters/03_gradients_through_depth",
+          location="worked example 2",
           quote="The gradient reaching the earliest layers is effectively zero, and those layers barely update "
                 "without intervention. This is precisely why the original post-norm transformer needed a "
                 "careful learning-rate warmup schedule to avoid diverging before normalization statistics "
                 "stabilized.",
-          truth="Xiong et al. (2020) trace Post-LN's need for warmup to the opposite end of the stack: at "
-                "initialisation the gradients of the parameters near the output are large, so the first "
-                "updates at the full learning rate are too big. Liu et al. (2020) add that Post-LN's "
-                "strong dependence on its residual branches amplifies small parameter changes. Vanishing "
-                "gradients at the input are not the reason they give.",
+          check="Read the abstract of Xiong et al. (2020): the mechanism they prove is that the gradients of the "
+                "parameters near the output are large at initialisation, so a large learning rate on them makes "
+                "training unstable; and Liu et al. (2020) write that fixing gradient vanishing alone cannot "
+                "stabilise Post-LN training.",
+          truth="The direction of the text's picture is right: Xiong et al. (2020) find Post-LN's gradient norms "
+                "largest near the output and smaller toward the input at initialisation (their theorem bounds "
+                "the last layer; their section 3.3 extends the picture to the other layers). But the reason they "
+                "give for warmup is the size of the first updates near the output, and they call warmup "
+                "practically helpful for avoiding it, not the only remedy. Liu et al. (2020) add that vanishing "
+                "gradients are not the direct cause of Post-LN's instability: its strong dependence on its "
+                "residual branches amplifies small parameter changes. And \"effectively zero\" is the scalar toy's "
+                "0.6²⁴, not a measured gradient (see [the erratum on that factor](#concept-001-factor-below-one)).",
           cites=("xiong2020layer", "liu2020admin")), None),
-    (dict(id="001-deep-post-ln", title='Deep Post-LN does train, with residual scaling', source="001", verdict="misleading", chapter="chapters/06_wider_family",
-          section="ch6-deepnorm",
+    (dict(id="001-deep-post-ln", title='Deep Post-LN does train, with residual scaling', source="001",
+          verdict="misleading", chapter="chapters/06_wider_family", section="ch6-deepnorm",
+          location="the opening paragraph",
           quote="[Moving the norm] is the difference between a 100-layer transformer training smoothly and one that "
                 "barely trains at all without extremely careful, slow learning-rate warmup.",
-          truth="Plain Post-LN at the usual initialisation is indeed hard to train deep, but the placement is not "
-                "the whole story: with residual scaling at initialisation, Post-LN-style blocks train far deeper. "
-                "Admin (Liu et al., 2020) rescales the residual branch to stabilise deep Post-LN training, and "
-                "DeepNorm (Wang et al., 2022) keeps the norm after the add and trains models of up to 1,000 "
-                "layers.",
+          check="DeepNet (Wang et al., 2022) keeps the norm after the add, as Post-LN does, and trains "
+                "transformers of up to 1,000 layers: the placement alone does not decide whether a deep stack trains.",
+          truth="Plain Post-LN at the usual initialisation is indeed hard to train deep, but with residual scaling "
+                "at initialisation Post-LN-style blocks train far deeper: Admin (Liu et al., 2020) rescales the "
+                "residual branch to stabilise deep Post-LN training, and DeepNorm (Wang et al., 2022) up-weights "
+                "the residual and initialises the branches small.",
           cites=("liu2020admin", "wang2022deepnet")), None),
-    (dict(id="004-ex4-warmup", title="Ex 4's 1/100 is not why Post-LN needs warmup", source="004", verdict="misleading", chapter="chapters/04_forward_scale",
+    (dict(id="004-ex1-pattern", title="Ex 1: the staircase that survives is x's, not F's", source="004",
+          verdict="wrong", chapter="chapters/02_placements",
+          location="Ex 1, the Verify line",
+          quote="Notice the pattern of F survived (the last two entries are larger), but its absolute scale was erased.",
+          check="F(x) = (1, −1, 1, −1) alternates; it has no \"last two larger\" pattern. The rising staircase of the "
+                "output comes from x = (1, 3, 5, 7).",
+          truth="What F changes is seen by comparing with the output without F: LN(x + F(x)) − LN(x) = {difference}, "
+                "whose signs ({signs}) are F's alternating pattern. F's pattern survives in that difference; the "
+                "\"last two larger\" shape is x's.",
+          cites=()), _ex1_pattern),
+    (dict(id="004-ex2-centre", title="Ex 2: Pre-LN keeps the stream's mean only when the write has mean 0",
+          source="004", verdict="misleading", chapter="chapters/02_placements",
+          location="Ex 2, the description of figure s03",
+          quote="This is the visual proof that the Pre-LN highway preserves the stream's centre.",
+          check="The output is x + F(LN(x)), and its mean is mean(x) + mean(F(LN(x))): the mean stays 4 only "
+                "because the chosen F is the identity, whose output LN(x) has mean 0.",
+          truth="With a random GELU MLP as F (zero biases, seeds 0 to 7) the stream's mean moves from {x_mean} by "
+                "up to {largest_shift} in one block (seed 0: to {seed0_mean}). The highway carries x through "
+                "unchanged; the write F(LN(x)) is added on top, with whatever mean it has.",
+          cites=()), _ex2_centre),
+    (dict(id="004-ex4-warmup", title="Ex 4's 1/100 is not why Post-LN needs warmup", source="004",
+          verdict="misleading", chapter="chapters/04_forward_scale",
+          location="Ex 4, the Post-LN step and the Verify line",
           quote="The backward Jacobian now carries a factor γ/(σ² + ε) ≈ 1/100, shrinking gradients by 100× … This "
                 "is exactly why Post-LN needs learning-rate warmup and Pre-LN is more forgiving.",
-          truth="The 1/100 (here {ex4_factor}) comes from a sum of spread 100. At a standard initialisation "
-                "the sum x + F(x) has a spread of order 1, not 100: for x ~ N(0, I) of width 64 and a random "
-                "GELU MLP, σ = {sigma} and the norm's backward factor is {factor}. And the reason Xiong et "
-                "al. (2020) give for warmup is large gradients near the output at initialisation, not a "
-                "small backward factor.",
+          check="The 1/100 needs a sum x + F(x) of spread 100, but at a standard initialisation x has spread about 1 "
+                "and a freshly initialised F writes about as much: the sum's spread is of order 1, and so is 1/σ.",
+          truth="For x ~ N(0, I) of width 64 and a random GELU MLP, σ = {sigma} and the norm's backward factor is "
+                "{factor} (Ex 4's sum of spread 100 gives {ex4_factor}). And the reason Xiong et al. (2020) give for "
+                "warmup is large gradients near the output at initialisation, not a small backward factor.",
           cites=("xiong2020layer",)), _post_ln_backward_at_init),
-    (dict(id="004-ex5-highway", title='The "+1" is not a factor of at least 1', source="004", verdict="misleading", chapter="chapters/03_gradients_through_depth",
+    (dict(id="004-ex5-highway", title='The "+1" is not a factor of at least 1', source="004", verdict="misleading",
+          chapter="chapters/03_gradients_through_depth",
+          location="Ex 5, the Pre-LN steps",
           quote="The 1 is the highway (the straight orange arrow in figure s01) — it cannot be multiplied away. … "
                 "Because each is ≥ 1, the signal survives depth.",
-          truth="True in the scalar toy when F′ ≥ 0. With F′ = −0.5 the same toy gives 1 + F′ = "
-                "{scalar_negative}. For vectors the block Jacobian I + J_F J_N is a matrix whose smallest "
+          check="Each factor is 1 + F′, and it is ≥ 1 only when F′ ≥ 0: with F′ = −0.5 the same toy gives "
+                "1 + F′ = {scalar_negative}.",
+          truth="For vectors the block Jacobian I + J_F J_N is a matrix whose smallest "
                 "singular value is below 1 at {count_below_one} of {inputs} random inputs "
                 "(smallest {smallest}). What survives at any depth is the bare I in the expanded product, one "
                 "path among many, not a factor of at least 1.",
           cites=()), _highway),
-    (dict(id="004-ex6-bounded", title='√L growth is not bounded', source="004", verdict="wrong", chapter="chapters/04_forward_scale",
+    (dict(id="004-ex6-bounded", title='√L growth is not bounded', source="004", verdict="wrong",
+          chapter="chapters/04_forward_scale",
+          location="Ex 6, the Verify line",
           quote="Growth is ∝ √N [root sign lost in extraction], bounded and predictable — not the exponential "
                 "blow-up a naive reader might forecast.",
-          truth="√L is not bounded: {std_96} at 96 independent unit-variance writes, {std_10000} at 10,000 and "
-                "{std_1e6} at a million. The law itself holds only for independent writes of fixed variance, "
-                "as at initialisation; during training writes correlate and grow (source text 002 says the "
-                "growth law depends on initialisation, training, correlations and residual scaling, and the "
-                "Peri-LN paper measures Pre-LN hidden-state variance growing far faster than that with depth "
-                "during training, and links Pre-LN to massive activations).",
+          check="√L has no upper bound: √10,000 = {std_10000} and √1,000,000 = {std_1e6}.",
+          truth="√L is slow, not bounded: {std_96} at 96 independent unit-variance writes. The law itself holds "
+                "only for independent writes of fixed variance, as at initialisation; during training writes "
+                "correlate and grow (source text 002 says the growth law depends on initialisation, training, "
+                "correlations and residual scaling, and the Peri-LN paper measures Pre-LN hidden-state variance "
+                "growing far faster than that with depth during training, and links Pre-LN to massive activations).",
           cites=("kim2025periln",)), _unbounded),
-    (dict(id="004-ex7-toy-depth", title="0.65⁹⁶ is the toy's number, not a real stack's", source="004", verdict="misleading", chapter="chapters/03_gradients_through_depth",
+    (dict(id="004-ex7-toy-depth", title="0.65⁹⁶ is the toy's number, not a real stack's", source="004",
+          verdict="misleading", chapter="chapters/03_gradients_through_depth",
+          location="Ex 7, steps 1 and 2",
           quote="Over 96 layers a per-layer factor 0.65 gives 0.65⁹⁶ ≈ 1.9 × 10⁻¹⁸ — effectively zero gradient in "
                 "early layers. … A per-layer factor ≥ 1 keeps early-layer gradients alive across all 96 layers.",
+          check="By the toy's own numbers the Pre-LN factor of Ex 5, 1.3, gives 1.3⁹⁶ = {toy_pre_96} over 96 layers, "
+                "an exploding gradient: in the toy a factor ≥ 1 does not keep the gradient healthy either.",
           truth="Both numbers belong to the scalar toy. In the book's random matrix stack (8 seeds, width 16) "
                 "Post-LN's input gradient at depth 96 has median {median_96} (range {min_96} to {max_96}), "
                 "against the toy's {toy_96}. The case for Pre-LN in a single-shot deep run rests on its "
@@ -277,19 +363,23 @@ def get_conceptual_erratum(erratum_id: str) -> ConceptualErratum:
 
 def conceptual_erratum_markdown(record: ConceptualErratum) -> str:
     """One conceptual erratum as MyST: a ``###`` heading labelled ``concept-<id>`` (so a chapter's
-    {ref}`concept-<id>` resolves with the heading as its text), the source's words, what is true,
-    the evidence and a link to where the book teaches the topic."""
+    {ref}`concept-<id>` resolves with the heading as its text), where the source text says it and its
+    words, why it is wrong (one sentence a student can check), what is true with the evidence, and a
+    link to where the book teaches the topic."""
     where = f"{{ref}}`{record.section}`" if record.section else f"{{doc}}`/{record.chapter}`"
     cited = " ".join(f"{{cite}}`{key}`" for key in record.cites)
     verdict = "Wrong as stated" if record.verdict == "wrong" else "Misleading as stated"
+    place = f", {record.location}" if record.location else ""
     lines = [
         f"({record.anchor})=",
         f"### {record.title}",
         "",
-        f":::{{admonition}} {verdict} (source text {record.source})",
+        f":::{{admonition}} {verdict} (source text {record.source}{place})",
         ":class: warning conceptual-erratum",
         "",
         f"> {record.quote}",
+        "",
+        f"**Why it is wrong.** {record.check_text()}",
         "",
         f"**What is true.** {record.truth_text()}" + (f" {cited}" if cited else ""),
         "",

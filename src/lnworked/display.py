@@ -2,8 +2,8 @@
 
 Chapters call :func:`show_example` with a registry id; the page then carries the anchor
 ``example-<id>`` (the book tests look for it), the inputs as maths, each step with its
-maths typeset, its value and why it is taken, the result, the seed's stated value and,
-where the seed is wrong, an erratum admonition. :func:`glue_example` glues every quantity
+maths typeset, its value and why it is taken, the result, the source text's stated value and,
+where the source text is wrong, an erratum admonition. :func:`glue_example` glues every quantity
 of a record as ``<id>-<key>`` so that the prose can cite any of them by name.
 """
 
@@ -16,7 +16,8 @@ import numpy as np
 
 from lnworked.examples import Example, Quantity, all_examples, get_example
 
-__all__ = ["format_value", "example_markdown", "erratum_markdown", "show_example", "errata",
+__all__ = ["format_value", "example_markdown", "erratum_markdown", "arithmetic_erratum_markdown", "display_title",
+           "attribution", "show_example", "errata",
            "numeric_errata", "tex_value", "glue_name", "glue_value", "glue_example"]
 
 
@@ -49,14 +50,51 @@ def _stated_text(quantity: Quantity) -> str:
 
 
 def erratum_markdown(example: Example) -> str:
-    """A MyST ``{admonition}`` with the seed's value beside the computed one, linked to the example."""
+    """A MyST ``{admonition}`` with the source text's value beside the computed one, the sentence a
+    student can check (``example.check``), and a link to the worked example."""
+    check = f"**Why it is wrong.** {example.check}\n\n" if example.check else ""
     return (
         f":::{{admonition}} Erratum (source text {example.seed[:3]}): it states {format_value(example.stated)}\n"
         ":class: warning\n\n"
+        f"{check}"
         f"The library computes **{format_value(example.computed)}** "
-        f"([worked example `{example.id}`](#example-{example.id})). {example.note or ''}\n"
+        f"([the worked example](#example-{example.id})). {example.note or ''}\n"
         ":::\n"
     )
+
+
+def arithmetic_erratum_markdown(example: Example) -> str:
+    """One arithmetic erratum for the errata page: a ``###`` heading labelled ``erratum-<id>``, where
+    the source text says it and its words, why it is wrong (one checkable sentence), the value the
+    library computes, the reason in full and a link to the worked example that teaches it."""
+    place = f", {example.location}" if example.location else ""
+    lines = [f"(erratum-{example.id})=", f"### {display_title(example)}", "",
+             f":::{{admonition}} Wrong as stated (source text {example.seed[:3]}{place})", ":class: warning", ""]
+    if example.quote:
+        lines += [f"> {example.quote}", ""]
+    if example.check:
+        lines += [f"**Why it is wrong.** {example.check}", ""]
+    lines += [f"**What is true.** The library computes **{format_value(example.computed)}**, where the source "
+              f"text states {format_value(example.stated)}. {example.note or ''}", "",
+              f"*Taught in:* [the worked example]( #example-{example.id}).".replace("( #", "(#"), ":::"]
+    return "\n".join(lines) + "\n"
+
+
+_NUMBERED = re.compile(r"^(Ex \d+|Self-check \d+|Practice): ")
+
+
+def display_title(example: Example) -> str:
+    """The title as the book shows it: ``"Ex 8: exam twist…"`` becomes ``"Exam twist…"`` (the source's
+    numbering goes into :func:`attribution`)."""
+    title = _NUMBERED.sub("", example.title)
+    return title[:1].upper() + title[1:]
+
+
+def attribution(example: Example) -> str:
+    """``source text 004, Ex 8``: which source text, and which of its examples, when it numbers them."""
+    numbered = _NUMBERED.match(example.title)
+    where = f", {numbered.group(1).replace('Self-check', 'self-check').replace('Practice', 'practice')}" if numbered else ""
+    return f"source text {example.seed[:3]}{where}"
 
 
 def tex_value(value, digits: int = 6) -> str | None:
@@ -120,7 +158,7 @@ def _step_line(quantity: Quantity, result: bool) -> str:
 def example_markdown(example_id: str) -> str:
     """One worked example as MyST Markdown, anchored ``example-<id>``."""
     example = get_example(example_id)
-    lines = [f"(example-{example.id})=", f"**Worked example `{example.id}`: {example.title}**", ""]
+    lines = [f"(example-{example.id})=", f"**Worked example: {display_title(example)}** ({attribution(example)})", ""]
     lines += ["Given " + "; ".join(_input_line(q) for q in example.inputs.values()) + ".", ""]
     lines += [_step_line(q, q.key in example.result_keys) for q in example.steps.values()]
     if example.claim is not None:
@@ -169,7 +207,7 @@ def glue_example(example_id: str) -> Example:
 
 
 def errata() -> list[Example]:
-    """The records whose seed text disagrees with the library."""
+    """The records whose source text disagrees with the library."""
     return [example for example in all_examples() if example.agrees is False]
 
 

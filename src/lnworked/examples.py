@@ -1,19 +1,19 @@
-"""Every worked example of the four seed texts, computed by the library.
+"""Every worked example of the four source texts, computed by the library.
 
 Each function returns an :class:`Example`: a frozen record of named :class:`Quantity`
-values. ``inputs`` are what the seed gives, ``steps`` the worked path in order, and the
+values. ``inputs`` are what the source text gives, ``steps`` the worked path in order, and the
 *results* are the steps that answer the question (``result_keys``). Every quantity has a
 key (``"post_10"``), a label for display, its value, its maths typeset (``tex``) and one
-line on why the step is taken (``why``). A number the seed states sits on the quantity it
+line on why the step is taken (``why``). A number the source text states sits on the quantity it
 states, with its own agreement flag. Chapters and figures read values by key
 (:meth:`Example.value`, or the glue names ``<id>-<key>`` of :func:`lnworked.display.glue_example`),
 never by label or by position.
 
-A computed value agrees with a number the seed states when, written to the seed's last
-digit, it gives the seed's text: rounded ("0.22" for 0.216) or, where the seed writes
+A computed value agrees with a number the source text states when, written to the source text's last
+digit, it gives the source text's words: rounded ("0.22" for 0.216) or, where the source text writes
 "...", truncated ("0.013462..." for 0.0134627).
 
-The seed texts were extracted from web pages and lost square-root signs ("σ = 5" where
+The source texts were extracted from web pages and lost square-root signs ("σ = 5" where
 √5 is meant). A lost symbol is read as the author meant it and noted; an arithmetic or
 conceptual error makes ``agrees`` false, with the reason in ``note``.
 """
@@ -36,7 +36,7 @@ from lnworked.norms import DegenerateInputError, layer_norm, layer_norm_jacobian
 
 __all__ = ["Quantity", "Example", "SEEDS", "all_examples", "get_example", "value", "agrees_with_stated", "stated_unit"]
 
-#: The seed texts by their number, as file names in ``shared/seeds/``.
+#: The source texts by their number, as file names in ``shared/seeds/``.
 SEEDS = {
     "000": "000_f9e1e8d91e2510fa.txt",
     "001": "001_1fcc2bb1239e31ab.txt",
@@ -65,8 +65,8 @@ def _frozen(value):
 class Quantity:
     """One named value of a worked example.
 
-    ``stated`` is the seed's number(s) as written (``"0.22"``, or a tuple of texts for a
-    vector); ``agrees`` is whether ``value``, written to the seed's digits, gives that text.
+    ``stated`` is the source text's number(s) as written (``"0.22"``, or a tuple of texts for a
+    vector); ``agrees`` is whether ``value``, written to the source text's digits, gives that text.
     """
 
     key: str
@@ -88,7 +88,7 @@ class Quantity:
 
     @property
     def stated_value(self):
-        """The seed's number(s) as floats (``None`` where the seed states none)."""
+        """The source text's number(s) as floats (``None`` where the source text states none)."""
         if self.stated is None:
             return None
         return _stated(self.stated)
@@ -107,9 +107,13 @@ def _mapping(quantities) -> Mapping[str, Quantity]:
 class Example:
     """One worked example: inputs, the worked steps, and which steps are the results.
 
-    A *number* example (``claim is None``) agrees with its seed when every stated result
+    A *number* example (``claim is None``) agrees with its source text when every stated result
     agrees. A *claim* example states a formula or a property (``claim``); ``holds`` is the
     library's check of it.
+
+    Where the source text is wrong (``agrees`` false), ``quote`` holds its words, ``location``
+    where they are, and ``check`` one sentence a student can verify that shows why they are wrong
+    (its numbers computed by the library when the record is made).
     """
 
     id: str
@@ -121,6 +125,9 @@ class Example:
     note: str | None = None
     claim: Any = None
     holds: bool | None = None
+    quote: str | None = None
+    location: str | None = None
+    check: str | None = None
 
     def __post_init__(self):
         keys = list(self.inputs) + list(self.steps)
@@ -167,7 +174,7 @@ class Example:
 
     @property
     def stated(self):
-        """The seed's claim, or its stated numbers as floats in ``computed``'s order (``None``: none)."""
+        """The source text's claim, or its stated numbers as floats in ``computed``'s order (``None``: none)."""
         if self.claim is not None:
             return self.claim
         stated = [q for q in self.results.values() if q.stated is not None]
@@ -179,7 +186,7 @@ class Example:
 
     @property
     def agrees(self) -> bool | None:
-        """Whether the seed is right: every stated result agrees, or the claim holds."""
+        """Whether the source text is right: every stated result agrees, or the claim holds."""
         if self.claim is not None:
             return self.holds
         flags = [q.agrees for q in self.results.values() if q.stated is not None]
@@ -230,7 +237,7 @@ def _digits(text: str) -> str:
 
 
 def agrees_with_stated(computed, stated_text) -> bool:
-    """Whether each computed value, written to the seed's digits, gives the seed's text.
+    """Whether each computed value, written to the source text's digits, gives its text.
 
     A value written as ``"0.22"`` is rounded: ``|computed - 0.22| <= 0.005`` (half a unit in
     the last digit). A value written as ``"0.013462..."`` is truncated:
@@ -258,14 +265,27 @@ def _stated(texts):
 Q = Quantity
 
 
-def _example(id, seed, title, inputs, steps, results, note=None, claim=None, holds=None) -> Example:
+def _example(id, seed, title, inputs, steps, results, note=None, claim=None, holds=None,
+             quote=None, location=None, check=None) -> Example:
     """An :class:`Example` from lists of quantities; ``results`` names the answering steps."""
     return Example(id=id, seed=SEEDS[seed], title=title, inputs=_mapping(inputs), steps=_mapping(steps),
                    result_keys=tuple(results), note=note, claim=claim,
-                   holds=None if claim is None else bool(holds))
+                   holds=None if claim is None else bool(holds), quote=quote, location=location, check=check)
 
 
-# --- Seed 000: tracing one gradient step ---------------------------------------------
+def _sci(value: float, digits: int = 3) -> str:
+    """``4.74 × 10⁻⁶``: a number in scientific notation with superscript exponent (for check sentences)."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    superscript = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return f"{mantissa} × 10{str(int(exponent)).translate(superscript)}"
+
+
+def _short(vector) -> str:
+    """A short vector as ``(a, b)`` with 3 significant figures and true minus signs (for check sentences)."""
+    return "(" + ", ".join(f"{v:.3g}".replace("-", "−") if abs(v) > 1e-12 else "0" for v in np.ravel(vector)) + ")"
+
+
+# --- Source text 000: tracing one gradient step ---------------------------------------------
 
 _X000 = np.array([2.0, -1.0])
 _G000 = np.array([0.5, 0.5])
@@ -276,12 +296,12 @@ _EPS = 1e-5
 def _inputs_000():
     return [Q("x", "layer 2's input x", _X000, r"x"),
             Q("upstream", "upstream gradient g", _G000, r"g = \partial \mathcal{L} / \partial x_{\ell+1}"),
-            Q("J_s", "sublayer Jacobian J_s", "0.1 I", r"J_s = 0.1\,I"),
+            Q("J_s", "sublayer Jacobian J_F", "0.1 I", r"J_F = 0.1\,I"),
             Q("eps", "ε", _EPS, r"\varepsilon")]
 
 
 def seed000_pre_ln_gradient() -> Example:
-    """Gradient at layer 2's input, Pre-LN: ``(I + J_s J_N)^T g`` with the true J_N."""
+    """Gradient at layer 2's input, Pre-LN: ``(I + J_F J_N)^T g`` with the true J_N."""
     j_ln = layer_norm_jacobian(_X000, eps=_EPS)
     branch = input_gradient(_F000.W @ j_ln, _G000)
     total = input_gradient(pre_ln_jacobian(_X000, _F000, eps=_EPS), _G000)
@@ -291,11 +311,16 @@ def seed000_pre_ln_gradient() -> Example:
            "The branch's gradient passes through LayerNorm's Jacobian; the source text replaces it by I."),
          Q("J_N_ones", "J_N applied to (1, 1)", j_ln @ np.ones(2), r"J_N\,(1, 1)^\top",
            "The upstream g points along (1, 1), the mean direction that LayerNorm removes."),
-         Q("branch", "gradient through the sublayer branch", branch, r"(J_s J_N)^\top g",
+         Q("branch", "gradient through the sublayer branch", branch, r"(J_F J_N)^\top g",
            "J_N is symmetric and kills (1, 1), so the branch passes nothing back."),
-         Q("total", "gradient at layer 2's input", total, r"(I + J_s J_N)^\top g",
+         Q("total", "gradient at layer 2's input", total, r"(I + J_F J_N)^\top g",
            "The residual path adds g itself: the +1 term.", stated=("0.55", "0.55"))],
         ["total"],
+        quote="∂L/∂x₂ = [0.5, 0.5]ᵀ + J_s · J_LN · [0.5, 0.5]ᵀ ≈ [0.5, 0.5]ᵀ + [0.05, 0.05]ᵀ = [0.55, 0.55]ᵀ",
+        location="the pre-norm case, the formula for the gradient at layer 2's input",
+        check=f"Adding the same number to both features does not change LayerNorm's output, so J_N (1, 1)ᵀ = "
+              f"{_short(j_ln @ np.ones(2))}: the branch term (J_F J_N)ᵀ g is {_short(branch)}, not (0.05, 0.05), "
+              f"and the total is g = {_short(total)}.",
         note="The source text assumes J_N ≈ I and gets 0.55. The true LayerNorm Jacobian removes the "
              "mean direction, J_N (1,1)^T = 0 for every x and ε, and it is symmetric, so the "
              "upstream gradient (0.5, 0.5) gives the sublayer branch nothing: exactly (0.5, 0.5) "
@@ -305,7 +330,7 @@ def seed000_pre_ln_gradient() -> Example:
 
 
 def seed000_post_ln_gradient() -> Example:
-    """Gradient at layer 2's input, Post-LN: ``(J_N (I + J_s))^T g`` with the true J_N."""
+    """Gradient at layer 2's input, Post-LN: ``(J_N (I + J_F))^T g`` with the true J_N."""
     total = input_gradient(post_ln_jacobian(_X000, _F000, eps=_EPS), _G000)
     z = _X000 + _F000(_X000)
     j_ln = layer_norm_jacobian(z, eps=_EPS)
@@ -315,7 +340,7 @@ def seed000_post_ln_gradient() -> Example:
          Q("J_N", "LayerNorm Jacobian at z", j_ln, r"J_N(z)", "Every path back to x crosses this Jacobian."),
          Q("J_N_g", "upstream gradient through LayerNorm", j_ln @ _G000, r"J_N(z)^\top g",
            "g lies along (1, 1), in LayerNorm's null space."),
-         Q("total", "gradient at layer 2's input", total, r"(I + J_s)^\top J_N(z)^\top g",
+         Q("total", "gradient at layer 2's input", total, r"(I + J_F)^\top J_N(z)^\top g",
            "Nothing is left for the residual path to carry: it sits inside the norm.")],
         ["total"],
         note="The source text gives only the formula. With the true J_N the upstream gradient lies in "
@@ -324,7 +349,7 @@ def seed000_post_ln_gradient() -> Example:
     )
 
 
-# --- Seed 001: tracing a gradient through depth --------------------------------------
+# --- Source text 001: tracing a gradient through depth --------------------------------------
 
 
 def seed001_three_blocks() -> Example:
@@ -332,11 +357,11 @@ def seed001_three_blocks() -> Example:
     post = gradient_factor(0.6, 3)
     return _example(
         "001-three-blocks", "001", "Three blocks at 0.6 per layer",
-        [Q("per_layer", "Post-LN factor per layer", 0.6, r"a"), Q("layers", "layers", 3, r"L"),
+        [Q("per_layer", "Post-LN factor per layer", 0.6, r"f"), Q("layers", "layers", 3, r"L"),
          Q("upstream", "upstream gradient", 1.0, r"g")],
         [Q("pre", "identity path over 3 layers", gradient_factor(1.0, 3), r"1^{3}",
            "In the scalar toy the Pre-LN identity path multiplies by exactly 1 per layer."),
-         Q("post", "Post-LN factor over 3 layers", post, r"a^{L} = 0.6^{3}",
+         Q("post", "Post-LN factor over 3 layers", post, r"f^{L} = 0.6^{3}",
            "Per-layer factors multiply along the chain rule.", stated="0.22")],
         ["post"],
     )
@@ -347,12 +372,16 @@ def seed001_twenty_four_layers() -> Example:
     value = gradient_factor(0.6, 24)
     return _example(
         "001-twenty-four-layers", "001", "Twenty-four layers at 0.6 per layer",
-        [Q("per_layer", "Post-LN factor per layer", 0.6, r"a"), Q("layers", "layers", 24, r"L")],
-        [Q("log10", "decimal exponent", 24 * math.log10(0.6), r"L \log_{10} a",
+        [Q("per_layer", "Post-LN factor per layer", 0.6, r"f"), Q("layers", "layers", 24, r"L")],
+        [Q("log10", "decimal exponent", 24 * math.log10(0.6), r"L \log_{10} f",
            "A logarithm turns the 24-fold product into a sum, and gives the order of magnitude."),
-         Q("post", "Post-LN factor over 24 layers", value, r"a^{L} = 0.6^{24}",
+         Q("post", "Post-LN factor over 24 layers", value, r"f^{L} = 0.6^{24}",
            "The same chain rule as for three layers.", stated="0.0000022")],
         ["post"],
+        quote="0.6^{24} ≈ 0.0000022",
+        location="worked example 2",
+        check=f"0.6²⁴ = (0.6¹²)², and 0.6¹² = {gradient_factor(0.6, 12):.6f}, whose square is {_sci(value)}, "
+              f"not 2.2 × 10⁻⁶.",
         note=f"0.6^24 is about {value:.2g}, not 2.2e-6 (2.2e-6 would be 0.6^{math.log(2.2e-6) / math.log(0.6):.1f}). "
              "The conclusion (effectively zero in this toy) stands.",
     )
@@ -363,13 +392,13 @@ def seed001_practice() -> Example:
     value = gradient_factor(0.8, 12)
     return _example(
         "001-practice-12-layers", "001", "Practice: 0.8 per layer over 12 layers",
-        [Q("per_layer", "factor per layer", 0.8, r"a"), Q("layers", "layers", 12, r"L")],
-        [Q("post", "factor over 12 layers", value, r"a^{L} = 0.8^{12}", "Per-layer factors multiply.")],
+        [Q("per_layer", "factor per layer", 0.8, r"f"), Q("layers", "layers", 12, r"L")],
+        [Q("post", "factor over 12 layers", value, r"f^{L} = 0.8^{12}", "Per-layer factors multiply.")],
         ["post"], note="The source text asks the question without an answer.",
     )
 
 
-# --- Seed 002: the identity path ------------------------------------------------------
+# --- Source text 002: the identity path ------------------------------------------------------
 
 _X002 = np.array([0.7, -1.2, 2.0, 0.4])
 _MLP002 = MLP.random(4, 16, seed=2)
@@ -441,7 +470,7 @@ def seed002_unrolled_residual() -> Example:
     )
 
 
-# --- Seed 004: Ex 1 to Ex 8 and the self-check ----------------------------------------
+# --- Source text 004: Ex 1 to Ex 8 and the self-check ----------------------------------------
 
 _X = np.array([1.0, 3.0, 5.0, 7.0])
 
@@ -567,6 +596,11 @@ def ex4_pre_ln_large_sublayer() -> Example:
          Q("out_zero_bias", "Pre-LN output with a zero-bias GELU MLP (F(0) = 0)", out_zero_bias,
            r"x_{\text{out}} = F_{\text{zero bias}}(0)", "Only a different F, one with F(0) = 0, gives the source text's zero.")],
         ["out"],
+        quote="By the zero-bias init above, F(0) = 0, hence x_out = x + F(0) = 0.",
+        location="Ex 4, the Pre-LN step",
+        check="The Post-LN step of the same example feeds F the same zero vector (x = 0) and gets "
+              f"F(0) = {_short(_F4)}; the same F fed LN(0) = 0 returns the same vector, so x_out = "
+              f"{_short(out_same_f)}.",
         note="Inconsistent in the source text: both placements feed F the zero vector (x = 0 in Post-LN, "
              "LN(0) = 0 in Pre-LN), so the same F cannot give (100, −100, 100, −100) in one and 0 in "
              "the other. With the F of the Post-LN case, Pre-LN writes the full (100, −100, 100, −100) "
@@ -624,13 +658,17 @@ def ex7_ninety_six_layers() -> Example:
     value = gradient_factor(0.65, 96)
     return _example(
         "004-ex7", "004", "Ex 7: choosing the architecture for 96 layers",
-        [Q("per_layer", "Post-LN factor per layer (scalar toy)", 0.65, r"a"), Q("layers", "layers", 96, r"L")],
-        [Q("log10", "decimal exponent", 96 * math.log10(0.65), r"L \log_{10} a", "The order of magnitude of the product."),
-         Q("post", "Post-LN factor over 96 layers", value, r"a^{L} = 0.65^{96}",
+        [Q("per_layer", "Post-LN factor per layer (scalar toy)", 0.65, r"f"), Q("layers", "layers", 96, r"L")],
+        [Q("log10", "decimal exponent", 96 * math.log10(0.65), r"L \log_{10} f", "The order of magnitude of the product."),
+         Q("post", "Post-LN factor over 96 layers", value, r"f^{L} = 0.65^{96}",
            "The scalar toy's chain rule over 96 layers.", stated="1.9e-18"),
          Q("pre", "Pre-LN factor 1.3 over 96 layers", gradient_factor(1.3, 96), r"1.3^{96}",
            "The toy's Pre-LN factor over the same depth.")],
         ["post"],
+        quote="over 96 layers a per-layer factor 0.65 gives 0.65^{96} ≈ 1.9 × 10^{-18}",
+        location="Ex 7, step 1 and its Verify line",
+        check=f"log₁₀(0.65⁹⁶) = 96 × log₁₀ 0.65 = {f'{96 * math.log10(0.65):.4f}'.replace('-', '−')}, and 10 to that power is "
+              f"{_sci(value, 2)}, not 1.9 × 10⁻¹⁸.",
         note=f"0.65^96 ≈ {value:.2g}, not 1.9e-18. Both numbers belong to the scalar toy: a real matrix "
              "stack does not shrink its gradient by a steady factor (see the conceptual errata). The decision "
              "(Pre-LN for a single-shot deep run) stands on other evidence: its robustness to the learning "
@@ -726,7 +764,7 @@ def selfcheck5_ten_layers() -> Example:
     """Self-check 5: 1.3^10 against 0.65^10."""
     return _example(
         "004-selfcheck-5", "004", "Self-check 5: 1.3 against 0.65 over 10 layers",
-        [Q("per_layer", "per-layer factors (scalar toy)", [1.3, 0.65], r"a"), Q("layers", "layers", 10, r"L")],
+        [Q("per_layer", "per-layer factors (scalar toy)", [1.3, 0.65], r"f"), Q("layers", "layers", 10, r"L")],
         [Q("pre_10", "1.3 over 10 layers", gradient_factor(1.3, 10), r"1.3^{10}", "Ex 5's Pre-LN product.", stated="13.79"),
          Q("post_10", "0.65 over 10 layers", gradient_factor(0.65, 10), r"0.65^{10}", "Ex 5's Post-LN product.",
            stated="0.0135")],
@@ -751,7 +789,7 @@ def _computed() -> tuple[Example, ...]:
 
 
 def all_examples() -> list[Example]:
-    """Every worked example, in the order of the seeds (computed once per process; records are frozen)."""
+    """Every worked example, in the order of the source texts (computed once per process; records are frozen)."""
     return list(_computed())
 
 
