@@ -42,7 +42,9 @@ RETIRED = {
     "\\mathrm{N} for the norm (use N)": re.compile(r"\\mathrm\{N\}"),
     "layer index i or l": re.compile(r"x_\{?[il]\s*\+\s*1\}?|x_l\b|F_l\b"),
     "'seed' for a source text": re.compile(r"\bseeds? (?:text )?00[0124]\b|\bseed texts?\b|\bthe seeds\b", re.I),
-    "a for a sublayer slope (a is the per-layer factor)": re.compile(r"dF/dx"),
+    "dF/dx for a sublayer slope (the book writes F'; f is the toy's per-layer factor)": re.compile(r"dF/dx"),
+    "a for the toy's per-layer factor (the book writes f)": re.compile(r"\$a\s*=|\$a\^|\ba\^L\b|\(1 \+ F'\)\^L = a"),
+    "r for the norm's factor (r_ell is the write-to-stream ratio; write gamma/sigma)": re.compile(r"\$r\s*=|\br\s*=\s*\\gamma"),
 }
 
 
@@ -56,7 +58,7 @@ def test_families_use_the_books_notation(family):
 
 
 def test_retired_patterns_catch_what_they_retire():
-    samples = ["$\\epsilon = 0$", "after N additions", "$\\mathrm{N}(x)$", "$x_{i+1}$", "seed 004", "dF/dx = 0.3"]
+    samples = ["$\\epsilon = 0$", "after N additions", "$\\mathrm{N}(x)$", "$x_{i+1}$", "seed 004", "dF/dx = 0.3", "$a^L = 0.5$", "$r = 0.5$"]
     for (rule, pattern), sample in zip(RETIRED.items(), samples):
         assert pattern.search(sample), rule
     assert not RETIRED["\\epsilon (use \\varepsilon)"].search("\\varepsilon")

@@ -7,7 +7,7 @@ shuffled by the variant's generator; the numbers quoted in options and solutions
 :mod:`lnworked.depth`.
 
 Notation as in ``book/notation.md``: depth :math:`L`, layer index :math:`\\ell`, the norm
-:math:`N(\\cdot)`, the per-layer gradient factor of the scalar toy :math:`a`; :math:`F'` is
+:math:`N(\\cdot)`, the per-layer gradient factor of the scalar toy :math:`f`; :math:`F'` is
 the derivative of a scalar sublayer.
 """
 
@@ -33,10 +33,10 @@ def shuffled(rng, right: str, wrong: list[str]) -> tuple[tuple[str, ...], int]:
 
 def scalar_block_factors(slope: float, norm_factor: float) -> tuple[float, float]:
     """The scalar toy's block derivatives ``(pre, post)`` for a sublayer slope ``F' = slope``
-    and a norm that multiplies what passes through it by ``r = norm_factor``:
+    and a norm that multiplies what passes through it by ``norm_factor`` (the toy's :math:`\\gamma/\\sigma`):
 
-    * Pre-LN ``x + F(N(x))``: ``1 + F' r`` (the norm sits inside the branch);
-    * Post-LN ``N(x + F(x))``: ``r (1 + F')`` (the norm multiplies the identity too).
+    * Pre-LN ``x + F(N(x))``: ``1 + F' norm_factor`` (the norm sits inside the branch);
+    * Post-LN ``N(x + F(x))``: ``norm_factor (1 + F')`` (the norm multiplies the identity too).
     """
     return 1.0 + slope * norm_factor, norm_factor * (1.0 + slope)
 

@@ -5,7 +5,7 @@ below a threshold, and the growth of the Pre-LN residual stream.
 Answers come from :mod:`lnworked.norms` (Jacobians) and :mod:`lnworked.depth`. The depth
 families live in the *scalar toy* (every Jacobian a number, the same factor in every block);
 their stems say so, and their solutions say what fails outside the toy. Notation as in
-``book/notation.md``: depth :math:`L`, layer index :math:`\\ell`, per-layer factor :math:`a`,
+``book/notation.md``: depth :math:`L`, layer index :math:`\\ell`, per-layer factor :math:`f`,
 :math:`F'` the slope of a scalar sublayer, :math:`\\varepsilon`.
 """
 
@@ -83,8 +83,8 @@ def make_post_ln_backward_scale(rng) -> Problem:
 
 
 def make_pre_ln_gradient_depth(rng) -> Problem:
-    """Pre-LN scalar toy with slope ``F' >= 0``: per-layer factor ``a = 1 + F'``, over ``L``
-    layers ``a^L``; the solution contrasts ``(1 - F')^L`` for the negative slope."""
+    """Pre-LN scalar toy with slope ``F' >= 0``: per-layer factor ``f = 1 + F'``, over ``L``
+    layers ``f^L``; the solution contrasts ``(1 - F')^L`` for the negative slope."""
     slope = float(rng.choice(np.round(np.arange(0.05, 0.55, 0.05), 2)))
     layers = int(rng.integers(2, 25))
     per_layer = 1.0 + slope
@@ -98,9 +98,9 @@ def make_pre_ln_gradient_depth(rng) -> Problem:
         f"of $L = {layers}$ such blocks?"
     )
     solution = (
-        f"- One block: $a = \\dfrac{{dx_{{\\ell+1}}}}{{dx_\\ell}} = 1 + F' = 1 + {number_tex(slope)} "
+        f"- One block: $f = \\dfrac{{dx_{{\\ell+1}}}}{{dx_\\ell}} = 1 + F' = 1 + {number_tex(slope)} "
         f"= {number_tex(per_layer)}$; the $1$ is the identity path.\n"
-        f"- $L = {layers}$ blocks multiply: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+        f"- $L = {layers}$ blocks multiply: $f^L = {number_tex(per_layer)}^{{{layers}}} = "
         f"{number_tex(total)}$.\n"
         "- The factor is at least 1 here only because $F' \\ge 0$. With slope "
         f"$-{number_tex(slope)}$ the same toy gives ${number_tex(1.0 - slope)}^{{{layers}}} = "
@@ -118,25 +118,25 @@ _OUTSIDE_THE_TOY = (
     "- Outside the toy the factor is neither steady nor necessarily below 1: a LayerNorm "
     "divides the gradient by its input's spread, which shrinks it only when $\\sigma > \\gamma$, "
     "and $I + J_F$ multiplies back; the book's random matrix stack (chapter 3) does not follow "
-    "$a^L$.\n"
+    "$f^L$.\n"
 )
 
 
 def make_post_ln_gradient_depth(rng) -> Problem:
-    """Post-LN scalar toy: the same per-layer factor ``a`` in every block (given, or
-    ``a = r (1 + F')`` with ``r = gamma / sigma``); over ``L`` layers ``a^L``."""
+    """Post-LN scalar toy: the same per-layer factor ``f`` in every block (given, or
+    ``f = (gamma / sigma) (1 + F')``); over ``L`` layers ``f^L``."""
     layers = int(rng.integers(6, 49))
     if rng.random() < 1 / 3:
         per_layer = float(rng.choice(np.round(np.arange(0.5, 0.96, 0.05), 2)))
         total = gradient_factor(per_layer, layers)
         statement = (
             "In the **scalar toy**, suppose every layer of a **Post-LN** stack multiplies the "
-            f"backward gradient by the same factor $a = {number_tex(per_layer)}$ (a steady factor "
+            f"backward gradient by the same factor $f = {number_tex(per_layer)}$ (a steady factor "
             "is the toy's assumption). What is the gradient scale reaching the input of "
             f"$L = {layers}$ layers, for a gradient of $1$ at the output?"
         )
         solution = (
-            f"- The factors multiply: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+            f"- The factors multiply: $f^L = {number_tex(per_layer)}^{{{layers}}} = "
             f"{number_tex(total)}$.\n" + _OUTSIDE_THE_TOY
         )
         params = {"per_layer": per_layer, "layers": layers}
@@ -157,9 +157,9 @@ def make_post_ln_gradient_depth(rng) -> Problem:
         )
         solution = (
             "- One block: the norm wraps the whole sum, so its factor multiplies the identity "
-            f"path too: $a = {number_tex(r)} \\times (1 + {number_tex(slope)}) = "
+            f"path too: $f = {number_tex(r)} \\times (1 + {number_tex(slope)}) = "
             f"{number_tex(per_layer)}$.\n"
-            f"- $L = {layers}$ blocks: $a^L = {number_tex(per_layer)}^{{{layers}}} = "
+            f"- $L = {layers}$ blocks: $f^L = {number_tex(per_layer)}^{{{layers}}} = "
             f"{number_tex(total)}$; in this toy it vanishes with depth because the same factor "
             "below 1 repeats in every block.\n" + _OUTSIDE_THE_TOY
         )
@@ -171,8 +171,8 @@ def make_post_ln_gradient_depth(rng) -> Problem:
 
 
 def make_depth_below_threshold(rng) -> Problem:
-    """Scalar toy with a steady factor ``a``: smallest ``L`` with ``a^L < t``,
-    ``floor(log t / log a) + 1``."""
+    """Scalar toy with a steady factor ``f``: smallest ``L`` with ``f^L < t``,
+    ``floor(log t / log f) + 1``."""
     f = float(rng.choice(np.round(np.arange(0.5, 0.96, 0.05), 2)))
     exponent = int(rng.choice([1, 2, 3, 4, 6]))
     t = 10.0 ** (-exponent)
@@ -180,7 +180,7 @@ def make_depth_below_threshold(rng) -> Problem:
     previous = number_tex(gradient_factor(f, depth - 1)) if depth > 1 else "1"
     statement = (
         "In the **scalar toy**, suppose every **Post-LN** layer multiplies the backward gradient "
-        f"by the same factor $a = {number_tex(f)}$. What is the smallest number of layers $L$ for "
+        f"by the same factor $f = {number_tex(f)}$. What is the smallest number of layers $L$ for "
         f"which the gradient reaching the input is below $10^{{-{exponent}}}$ of its value at the "
         "output? (An integer.)"
     )
