@@ -9,6 +9,11 @@ symbol (``\\hat{x}``, ``\\mathbf{1}``, ``\\mathcal{L}``). Operator names in ``\\
 symbols, and so are multi-letter labels in a subscript (``x_{in}``, ``J_{LN}``); a bare
 ``^T`` or ``^\\top`` is the transpose. The notation page's symbols are those in the first
 column of its table.
+
+One meaning per symbol: the same symbol may not head two rows of the notation tables. Two
+first-column entries are the same symbol when they normalise to the same symbols and carry no
+sub- or superscript (``$\\hat x$`` and ``$\\hat{x}$``), or when their TeX is identical; so
+``$x$`` and ``$x_i$`` may have rows of their own, two rows for ``$\\beta$`` may not.
 """
 
 from __future__ import annotations
@@ -133,6 +138,24 @@ def notation_symbols(text: str) -> set[str]:
     return found
 
 
+def _entry_key(span: str) -> tuple:
+    """What a first-column entry names: its symbols if it is bare, else its TeX without spaces."""
+    if re.search(r"[_^']", span):
+        return ("tex", re.sub(r"\s+", "", span))
+    return ("symbols", *sorted(symbols_in_math(span)))
+
+
+def notation_clashes(text: str) -> dict[tuple, list[int]]:
+    """Entries that head more than one row of the notation page's tables: key -> line numbers."""
+    rows: dict[tuple, list[int]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("|") and not re.match(r"\|\s*-", line):
+            keys = {_entry_key(span) for span in math_spans(line.split("|")[1])}
+            for key in keys - {("symbols",)}:
+                rows.setdefault(key, []).append(number)
+    return {key: lines for key, lines in rows.items() if len(lines) > 1}
+
+
 def teaching_pages() -> list[Path]:
     return sorted(p for p in CHAPTERS.glob("0[1-6]_*") if p.suffix in (".ipynb", ".md"))
 
@@ -163,6 +186,15 @@ def test_scanner_reports_a_symbol_the_page_does_not_define():
     assert used - defined == {"\\zeta"}
 
 
+def test_a_symbol_with_two_rows_is_a_clash():
+    page = ("| symbol | meaning |\n|---|---|\n| $\\gamma$, $\\beta$ | LayerNorm's scale and shift |\n"
+            "| $x$, $x_\\ell$ | the stream |\n| $x_i$ | a feature |\n| $\\hat x$ | normalised |\n"
+            "| $\\beta$ | DeepNorm's branch factor |\n| $\\hat{x}$ | again |\n| $\\mathrm{LN}(\\cdot)$ | LayerNorm |\n")
+    assert notation_clashes(page) == {("symbols", "\\beta"): [3, 7], ("symbols", "\\hat{x}"): [6, 8]}
+    assert notation_clashes(page.replace("| $\\beta$ | DeepNorm", "| $\\kappa$ | DeepNorm")) == {
+        ("symbols", "\\hat{x}"): [6, 8]}
+
+
 # --- the book ------------------------------------------------------------------------------
 
 
@@ -177,3 +209,8 @@ def test_every_symbol_of_a_chapter_is_on_the_notation_page(page):
     defined = notation_symbols(NOTATION.read_text(encoding="utf-8"))
     missing = sorted(chapter_symbols(page) - defined)
     assert not missing, f"{page.name} uses symbols not on book/notation.md: {missing}"
+
+
+def test_no_symbol_heads_two_rows_of_the_notation_page():
+    clashes = notation_clashes(NOTATION.read_text(encoding="utf-8"))
+    assert not clashes, f"book/notation.md gives these symbols more than one row (line numbers): {clashes}"

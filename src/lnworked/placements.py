@@ -327,7 +327,7 @@ def _make_variants():
     specs.append(Variant("pre", "Pre-LN", "x + F(N(x))", "Xiong et al. 2020",
                          "layer", True, block=block, jacobian=jac))
     specs.append(Variant(
-        "deepnorm", "DeepNorm", "N(α x + F_β(x))", "Wang et al. 2022",
+        "deepnorm", "DeepNorm", "N(α x + F_κ(x))", "Wang et al. 2022",
         "layer", False, branch_scale_factor=_deepnorm_beta,
         block=lambda x, f, layers: deepnorm(x, f, _deepnorm_alpha(layers), "layer"),
         jacobian=lambda x, f, layers: deepnorm_jacobian(x, f, _deepnorm_alpha(layers), "layer"),
