@@ -191,3 +191,17 @@ def test_quotes_are_the_source_texts_words():
             words = normal(fragment).strip(".")
             if len(words) > 25 and not re.search(r"[⁰-⁹₀-₉²ᵀ×≈∝√γσ∂·≥]", fragment):
                 assert words in texts[record.source], (record.id, fragment)
+
+
+def test_final_norm_leaves_the_stream_as_it_is_by_jax():
+    """The same random Pre-LN stack rebuilt in JAX (jax.nn.gelu): the stream's spread at the top, and
+    the final norm's output spread 1 whatever the stream's spread."""
+    evidence = RECORDS["001-final-norm"].evidence
+    x = jnp.asarray(np.random.default_rng(0).normal(size=64))
+    for layer in range(evidence["layers"]):
+        mlp = MLP.random(64, 256, seed=layer)
+        u = _ln(x)
+        x = x + jnp.asarray(mlp.W2) @ jax.nn.gelu(jnp.asarray(mlp.W1) @ u, approximate=True)
+    assert math.isclose(evidence["stream_top"], float(jnp.std(x)), rel_tol=1e-9)
+    assert evidence["stream_top"] > 2 * evidence["stream_0"]
+    assert math.isclose(float(jnp.std(_ln(x))), 1.0, rel_tol=1e-5) and math.isclose(evidence["final"], 1.0, rel_tol=1e-5)

@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from lnworked.blocks import (MLP, Linear, autodiff_jacobian, input_gradient, jacobian_singular_value_samples,
-                             post_ln_jacobian, pre_ln_jacobian)
+                             post_ln_jacobian, pre_ln, pre_ln_jacobian)
 from lnworked.depth import gradient_factor, residual_std
 from lnworked.display import format_value
 from lnworked.random_stack import seed_spread
@@ -157,6 +157,17 @@ def _unbounded() -> dict:
     return {"std_96": residual_std(96), "std_10000": residual_std(10_000), "std_1e6": residual_std(1_000_000)}
 
 
+def _final_norm(layers: int = 48, width: int = 64) -> dict:
+    """A random Pre-LN stack (GELU MLPs ``width → 4 width → width``, seeds 0..layers−1, x₀ ~ N(0, I)
+    with seed 0): the stream's spread at the bottom and top, and the spread of the final norm's output."""
+    x = np.random.default_rng(0).normal(size=width)
+    start = float(np.std(x))
+    for layer in range(layers):
+        x = pre_ln(x, MLP.random(width, 4 * width, seed=layer))
+    return {"layers": layers, "stream_0": start, "stream_top": float(np.std(x)),
+            "final": float(np.std(layer_norm(x)))}
+
+
 def _toy_depth() -> dict:
     spread = _spread(96)
     return {"toy_96": gradient_factor(0.65, 96), "toy_pre_96": gradient_factor(1.3, 96), "median_96": spread["median"], "min_96": spread["min"],
@@ -272,6 +283,21 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "residual branch to stabilise deep Post-LN training, and DeepNorm (Wang et al., 2022) up-weights "
                 "the residual and initialises the branches small.",
           cites=("liu2020admin", "wang2022deepnet")), None),
+    (dict(id="001-final-norm", title="A final norm does not control the stream's growth", source="001",
+          verdict="misleading", chapter="chapters/02_placements", section="ch2-block",
+          location="“What this means in practice”",
+          quote="pre-norm's unnormalized, ever-growing residual stream can itself grow to very large magnitudes at "
+                "great depth, which some newer normalization variants (like a final normalization layer at the very "
+                "end of the stack) are specifically designed to control.",
+          check="The final norm sits after the last block, so no block's input x_ℓ changes when it is added or "
+                "removed: it rescales only the vector the readout sees, not the stream inside the stack.",
+          truth="In a random Pre-LN stack of {layers} blocks (width 64) the stream's spread grows from {stream_0} "
+                "to {stream_top} with or without a final norm; the final norm's output has spread {final}. It is "
+                "not new either: GPT-2 (2019) already added it after the last block, and the same paper scales "
+                "the residual layers' weights at initialisation by 1/√S to account for the accumulation on the "
+                "residual path with depth, a change inside the stack. Source text 002 gives the final norm its actual job: a stable scale for the "
+                "language-model head.",
+          cites=("radford2019language",)), _final_norm),
     (dict(id="004-ex1-pattern", title="Ex 1: the staircase that survives is x's, not F's", source="004",
           verdict="wrong", chapter="chapters/02_placements",
           location="Ex 1, the Verify line",
