@@ -59,7 +59,7 @@ def first_steps_figure(curves: dict):
     """Loss against step for each variant of ``{variant: (seeds, steps)}``: seeds thin, mean thick."""
     fig, ax = new_figure(WIDTH, 5.0)
     looks = {"Pre-LN": (PALETTE["pre"], "-"), "Post-LN": (PALETTE["post"], "--"),
-             "Post-LN + warmup": (PALETTE["norm"], ":")}
+             "Pre-LN + warmup": (PALETTE["pre"], ":"), "Post-LN + warmup": (PALETTE["post"], "-.")}
     for variant, losses in curves.items():
         color, style = looks[variant]
         steps = np.arange(1, losses.shape[1] + 1)
