@@ -183,12 +183,12 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           quote="In a well-behaved layer, J_LN has eigenvalues close to 1 and this is fine.",
           check="Add the same number c to every feature: the mean moves by c and the spread does not change, so "
                 "LN(x + c·1) = LN(x) and J_LN·1 = 0. Every LayerNorm Jacobian has the eigenvalue 0, in every layer.",
-          truth="LayerNorm's Jacobian is never close to the identity. It has eigenvalue 0 along "
-                "(1, …, 1) (adding a constant changes nothing), an eigenvalue near 0 along x̂ (scaling "
-                "changes nothing), and γ/√(σ² + ε) on the remaining d − 2 directions. At source text "
-                "000's own x = (2, −1) (d = 2) the largest |eigenvalue| is {d2_largest}: the Jacobian is "
-                "zero to within ε. At x = (1, 3, 5, 7) the eigenvalues run from {d4_smallest} (zero, to rounding) to "
-                "{d4_largest}, which is 1/√(σ² + ε) with σ² = 5 ({d4_inverse_sigma}), not 1.",
+          truth="LayerNorm's Jacobian always has the eigenvalue 0 along (1, …, 1) and one near 0 along x̂ "
+                "(scaling x changes nothing); only the remaining d − 2 eigenvalues are γ/√(σ² + ε), close to 1 "
+                "when the spread σ of the input is close to γ (at x = (1, 3, 5, 7), σ² = 5, they are {d4_largest}). "
+                "At the text's own x = (2, −1), d = 2 leaves no remaining direction: the largest |eigenvalue| is "
+                "{d2_largest}, so J_LN is zero to within ε, and the example's [0.5, 0.5], which lies along "
+                "(1, 1), is removed entirely.",
           cites=()), _jacobian_eigenvalues),
     (dict(id="000-eigenvalue-products", title='Eigenvalues of a product are not products of eigenvalues', source="000",
           verdict="misleading", chapter="chapters/03_gradients_through_depth",

@@ -322,7 +322,7 @@ def seed000_pre_ln_gradient() -> Example:
               f"{_short(j_ln @ np.ones(2))}: the branch term (J_F J_N)ᵀ g is {_short(branch)}, not (0.05, 0.05), "
               f"and the total is g = {_short(total)}.",
         note="The source text assumes J_N ≈ I and gets 0.55. The true LayerNorm Jacobian removes the "
-             "mean direction, J_N (1,1)^T = 0 for every x and ε, and it is symmetric, so the "
+             "mean direction, J_N (1, 1)ᵀ = 0 for every x and ε, and it is symmetric, so the "
              "upstream gradient (0.5, 0.5) gives the sublayer branch nothing: exactly (0.5, 0.5) "
              "arrives, all of it through the +1 residual path. (For d = 2, J_N is ≈ 0 outright: "
              "LN maps every non-constant 2-vector to ±(1, −1).)",
@@ -382,7 +382,8 @@ def seed001_twenty_four_layers() -> Example:
         location="worked example 2",
         check=f"0.6²⁴ = (0.6¹²)², and 0.6¹² = {gradient_factor(0.6, 12):.6f}, whose square is {_sci(value)}, "
               f"not 2.2 × 10⁻⁶.",
-        note=f"0.6^24 is about {value:.2g}, not 2.2e-6 (2.2e-6 would be 0.6^{math.log(2.2e-6) / math.log(0.6):.1f}). "
+        note=f"0.6²⁴ is about {_sci(value, 2)}, not 2.2 × 10⁻⁶ (2.2 × 10⁻⁶ would be 0.6 to the power "
+             f"{math.log(2.2e-6) / math.log(0.6):.1f}). "
              "The conclusion (effectively zero in this toy) stands.",
     )
 
@@ -628,7 +629,7 @@ def ex5_plus_one_highway() -> Example:
          Q("shrink", "how much more Pre-LN keeps", 1 / post10, r"1/0.65^{10}", "The gap between the two placements in this toy.",
            stated="74")],
         ["pre_factor", "pre_10", "post_factor", "post_10", "shrink"],
-        note=f"\"0.013462...\" is truncated; 0.65^10 = {post10:.7f} agrees.",
+        note=f"\"0.013462...\" is truncated; 0.65¹⁰ = {post10:.7f} agrees.",
     )
 
 
@@ -669,7 +670,7 @@ def ex7_ninety_six_layers() -> Example:
         location="Ex 7, step 1 and its Verify line",
         check=f"log₁₀(0.65⁹⁶) = 96 × log₁₀ 0.65 = {f'{96 * math.log10(0.65):.4f}'.replace('-', '−')}, and 10 to that power is "
               f"{_sci(value, 2)}, not 1.9 × 10⁻¹⁸.",
-        note=f"0.65^96 ≈ {value:.2g}, not 1.9e-18. Both numbers belong to the scalar toy: a real matrix "
+        note=f"0.65⁹⁶ ≈ {_sci(value, 2)}, not 1.9 × 10⁻¹⁸. Both numbers belong to the scalar toy: a real matrix "
              "stack does not shrink its gradient by a steady factor (see the conceptual errata). The decision "
              "(Pre-LN for a single-shot deep run) stands on other evidence: its robustness to the learning "
              "rate and to warmup.",
