@@ -196,7 +196,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           quote="Stack 24 such layers, and those sub-unit eigenvalues multiply together, creating the gradient "
                 "attenuation we visualized earlier.",
           check="A = [[0, 2], [0, 0]] and its transpose Aᵀ each have only the eigenvalue 0, yet their product "
-                "A Aᵀ = [[4, 0], [0, 0]] has the eigenvalue {product_eigenvalue}: multiply them out.",
+                "A Aᵀ has the eigenvalue {product_eigenvalue}: multiply them out.",
           truth="The eigenvalues of a product of matrices that do not commute are not the products of "
                 "their eigenvalues: the Jacobians rotate the gradient as well as shrink it, and (I + J_F) "
                 "re-amplifies what J_N shrinks. In the book's random Post-LN stack (width 16, 8 random "
