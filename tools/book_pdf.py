@@ -241,7 +241,7 @@ const headingText = (h) => {
     const mml = m.querySelector('mjx-assistive-mml math');
     m.replaceWith(document.createTextNode(mml ? mathText(mml) : m.textContent));
   });
-  return copy.textContent.replace(/\s+/g, ' ').trim();
+  return copy.textContent.replace(/\\s+/g, ' ').trim();
 };
 const shown = (h) => h.getClientRects().length > 0;
 window.lnwHeadings = () => {
