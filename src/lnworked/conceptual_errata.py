@@ -264,7 +264,8 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "stabilise Post-LN training.",
           truth="The direction of the text's picture is right: Xiong et al. (2020) find Post-LN's gradient norms "
                 "largest near the output and smaller toward the input at initialisation (their theorem bounds "
-                "the last layer; their section 3.3 extends the picture to the other layers). But the reason they "
+                "the parameters of the last layer; their section 3.3 gives a preliminary extension to the "
+                "parameters of the other layers). But the reason they "
                 "give for warmup is the size of the first updates near the output, and they call warmup "
                 "practically helpful for avoiding it, not the only remedy. Liu et al. (2020) add that vanishing "
                 "gradients are not the direct cause of Post-LN's instability: its strong dependence on its "
