@@ -185,5 +185,7 @@ def profiles_figure(rows, quantity: str, log: bool = True):
         if log:
             ax.set_yscale("log")
         _style(ax, display_name(run), "block (1 = next to the input)", LABELS[quantity])
-        ax.legend(fontsize=PHONE_FONT["legend"] - 2, frameon=False, ncol=len(steps), loc="best")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=PHONE_FONT["legend"], frameon=False, ncol=len(steps),
+               loc="outside lower center")
     return fig

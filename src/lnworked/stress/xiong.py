@@ -189,10 +189,19 @@ def _geometric_mean(values) -> float:
     return float(np.exp(np.mean(np.log(np.asarray(values, float)))))
 
 
+def _figure_label(rows, step) -> str:
+    """A configuration's name in a legend: the last of the path is "article's configuration"."""
+    if step > 0 and step == max(r["step"] for r in rows):
+        return "article's configuration"
+    return next(r["config"] for r in rows if r["step"] == step)
+
+
 def theorem1_figure(rows, steps=None):
     """Theorem 1 against depth: ``g_L`` (the last block's W2 gradient; the seeds' geometric mean,
     each seed a dot) against ``L`` on log-log axes, per placement, for the configurations
     ``steps`` (indices into the sweep; default the first and the last)."""
+    import matplotlib.pyplot as plt
+
     from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
     from lnworked.style import PALETTE, new_figure
 
@@ -200,7 +209,7 @@ def theorem1_figure(rows, steps=None):
     all_steps = sorted({r["step"] for r in rows})
     steps = [all_steps[0], all_steps[-1]] if steps is None else steps
     for step, style in zip(steps, ("-", "--", ":", "-.")):
-        label = next(r["config"] for r in rows if r["step"] == step)
+        label = _figure_label(rows, step)
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             last = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layer"] == r["layers"]]
             depths = sorted({r["layers"] for r in last})
@@ -211,6 +220,9 @@ def theorem1_figure(rows, steps=None):
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}: slope {slope:.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    depths = sorted({r["layers"] for r in rows})
+    ax.set_xticks(depths, [str(d) for d in depths])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
     _style(ax, "Last block's W2 gradient at initialisation", "blocks L", "||dloss/dW2 of block L||")
     ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return fig
@@ -226,7 +238,7 @@ def fig3_figure(rows, depth: int = 6, steps=None):
     all_steps = sorted({r["step"] for r in rows})
     steps = [all_steps[0], all_steps[-1]] if steps is None else steps
     for step, style in zip(steps, ("-", "--", ":", "-.")):
-        label = next(r["config"] for r in rows if r["step"] == step)
+        label = _figure_label(rows, step)
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layers"] == depth]
             layers = sorted({r["layer"] for r in mine})
@@ -234,7 +246,7 @@ def fig3_figure(rows, depth: int = 6, steps=None):
             ax.plot(layers, means, style, color=color, linewidth=2, marker="o",
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}")
     ax.set_yscale("log")
-    _style(ax, f"W2 gradient per block, {depth} blocks, at initialisation", "block (1 = next to the input)",
+    _style(ax, f"W2 gradient per block ({depth} blocks, at init.)", "block (1 = next to the input)",
            "||dloss/dW2 of the block||")
     ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return fig
