@@ -110,3 +110,30 @@ def test_committed_xiong_sweep_matches_a_fresh_computation():
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_xiong_cli_interrupt_keeps_the_configurations_done(monkeypatch, tmp_path):
+    import json
+
+    from lnworked.cli import main
+    from lnworked.stress import cli as stress_cli
+    from lnworked.stress.xiong import read_xiong_csv
+
+    def interrupt(label):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stress_cli, "_xiong_progress", interrupt)
+    out = tmp_path / "x"
+    assert main(["stress", "xiong", "--depths", "1", "2", "--seeds", "0", "--no-cache", "--out", str(out)]) == 130
+    rows = read_xiong_csv(out / "xiong.csv")
+    assert {r["step"] for r in rows} == {0} and len(rows) == 2 * (1 + 2)
+    info = json.loads((out / "xiong-provenance.json").read_text(encoding="utf-8"))
+    assert info["interrupted"] is True and info["rows"] == len(rows)
+
+
+@pytest.mark.parametrize("args", [["--depths", "0"], ["--seeds", "-1"]])
+def test_xiong_cli_bad_arguments_exit_2(args, tmp_path, capsys):
+    from lnworked.cli import main
+
+    assert main(["stress", "xiong", *args, "--out", str(tmp_path)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
