@@ -367,6 +367,16 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "robustness to the learning rate and warmup (Xiong et al., 2020; chapter 5's stress test), "
                 "not on a 10⁻¹⁸ gradient.",
           cites=("xiong2020layer",)), _toy_depth),
+    (dict(id="004-ex7-palm-warmup", title="PaLM did not warm up its learning rate", source="004",
+          verdict="misleading", chapter="chapters/06_wider_family", section="ch6-tradeoffs",
+          location="Ex 7, the decision",
+          quote="though warmup is still used at this scale — GPT-3/PaLM keep it",
+          check="PaLM's training setup states its rate: 10⁻² (Adafactor) for the first 10,000 steps, then a "
+                "decay as 1/√k at step k; a rate that starts at its full value has no warmup.",
+          truth="Of the two Pre-LN models named, GPT-3 does warm up (linearly, over its first 375 million "
+                "tokens), PaLM does not: it starts at its full rate. Large Pre-LN models differ in whether they "
+                "warm up; the placement makes warmup optional, and some runs still use it.",
+          cites=("brown2020language", "chowdhery2022palm")), None),
 ]
 
 
