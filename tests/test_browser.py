@@ -403,7 +403,14 @@ def test_figures_keep_a_light_background_in_dark_mode(browser, server):
             checked += 1
             if not img.is_displayed() or img.size["width"] < 8 or img.size["height"] < 8:
                 continue  # folded away (a closed dropdown): its pixels were checked above
+            # An element screenshot of a figure taller than the window shows the page around it:
+            # make the window tall enough for the whole figure, then restore it.
+            window = browser.get_window_size()
+            if img.size["height"] + 40 > browser.execute_script("return window.innerHeight"):
+                browser.set_window_size(window["width"], img.size["height"] + 400)
+                browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
             shot = Image.open(io.BytesIO(img.screenshot_as_png)).convert("RGB")
+            browser.set_window_size(window["width"], window["height"])
             if index == 0:
                 shot.save(OUT / f"{slug(name)}--dark-figure.png")
             pixels = np.asarray(shot)
