@@ -137,3 +137,27 @@ def test_xiong_cli_bad_arguments_exit_2(args, tmp_path, capsys):
 
     assert main(["stress", "xiong", *args, "--out", str(tmp_path)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_readout_swaps_change_only_the_output_layer():
+    from lnworked.stress.xiong import readout_swaps
+
+    (_, xiong_swapped), (_, article_swapped) = readout_swaps()
+    for swapped, original in ((xiong_swapped, xiong_like()), (article_swapped, StressConfig())):
+        changed = {k for k, v in swapped.as_dict().items() if original.as_dict()[k] != v}
+        assert changed == {"readout_std"}
+
+
+def test_committed_readout_swaps_match_a_fresh_computation():
+    from lnworked.stress.committed import committed_xiong_readout
+    from lnworked.stress.xiong import readout_swaps
+
+    rows, info = committed_xiong_readout()
+    assert "--readout-swaps" in info["command"] and info["rows"] == len(rows)
+    depth, seed = min(r["layers"] for r in rows), min(r["seed"] for r in rows)
+    for step, (label, config) in enumerate(readout_swaps()):
+        stored = sorted((r for r in rows if r["step"] == step and not r["pre_norm"] and r["layers"] == depth
+                         and r["seed"] == seed), key=lambda r: r["layer"])
+        assert stored and stored[0]["config"] == label
+        fresh = _unrolled_w2(config.replace(layers=depth), False, seed)
+        np.testing.assert_allclose([r["w2_gradient_norm"] for r in stored], fresh, rtol=1e-4)

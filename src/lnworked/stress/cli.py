@@ -90,6 +90,9 @@ def register(subparsers) -> None:
     xiong.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="initialisation seeds")
     xiong.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
     xiong.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    xiong.add_argument("--readout-swaps", action="store_true",
+                       help="instead of the path: vary only the output layer's scale, both ways "
+                            "(writes xiong-readout.csv)")
     xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
     xiong.set_defaults(func=run_xiong)
 
@@ -277,7 +280,7 @@ def run_xiong(args) -> int:
     import jax
 
     from lnworked.stress.report import check_writable
-    from lnworked.stress.xiong import sweep_path, write_xiong_csv
+    from lnworked.stress.xiong import readout_swaps, sweep_path, write_xiong_csv
 
     depths = [check_int(d, "depths", minimum=1) for d in args.depths]
     seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
@@ -289,16 +292,19 @@ def run_xiong(args) -> int:
     rows, interrupted = [], False
     try:
         with jax.default_device(device):
-            sweep_path(depths, seeds, into=rows, progress=_xiong_progress)
+            sweep_path(depths, seeds, path=readout_swaps() if args.readout_swaps else None, into=rows,
+                       progress=_xiong_progress)
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - started
-    write_xiong_csv(rows, out / "xiong.csv")
+    name = "xiong-readout" if args.readout_swaps else "xiong"
+    write_xiong_csv(rows, out / f"{name}.csv")
     command = " ".join(["lnworked stress xiong --depths", *map(str, depths), "--seeds", *map(str, seeds),
-                        "--device", args.device, "--out", args.out])
+                        *(["--readout-swaps"] if args.readout_swaps else []), "--device", args.device,
+                        "--out", args.out])
     info = provenance(command, describe_device(device), seconds)
     info["rows"], info["interrupted"] = len(rows), interrupted
-    (out / "xiong-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    (out / f"{name}-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     if interrupted:
         print("interrupted: the outputs hold the configurations finished so far", file=sys.stderr)

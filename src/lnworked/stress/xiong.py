@@ -41,7 +41,7 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_loss
 from lnworked.validation import check_int
 
-__all__ = ["xiong_like", "TOWARD_ARTICLE", "article_path", "w2_gradient_norms", "w2_table", "loglog_slope",
+__all__ = ["xiong_like", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
            "summarise", "sweep_path", "write_xiong_csv", "read_xiong_csv", "DEPTHS", "SEEDS"]
 
 DEPTHS = (3, 6, 12, 24)
@@ -77,6 +77,15 @@ def article_path(base: StressConfig | None = None) -> list[tuple[str, StressConf
         config = config.replace(**{k: getattr(base, k) for k in fields})
         path.append((label, config))
     return path
+
+
+def readout_swaps(base: StressConfig | None = None) -> list[tuple[str, StressConfig]]:
+    """The output layer's scale varied alone, both ways: the Xiong-like configuration with the
+    article's output layer, and the article's configuration with the Xiong-like one."""
+    base = StressConfig() if base is None else base
+    xiong = xiong_like(base)
+    return [("Xiong-like, article's output layer", xiong.replace(readout_std=base.readout_std)),
+            ("article's, Xiong-like output layer", base.replace(readout_std=xiong.readout_std))]
 
 
 def _w2_norms(grads):
