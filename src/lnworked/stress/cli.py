@@ -84,10 +84,13 @@ def register(subparsers) -> None:
     profiles.set_defaults(func=run_profiles)
     xiong = sub.add_parser("xiong", help="Xiong et al. (2020)'s W2 gradient at initialisation against depth",
                            description="||d loss / d W2_l|| at initialisation for every layer, depth, seed and "
-                                       "placement, from a Xiong-like configuration to the article's, one "
+                                       "placement (first batch and expected gradient), from Xiong et al.'s theory setting to the "
+                                       "article's, one "
                                        "difference at a time.")
     xiong.add_argument("--depths", type=int, nargs="+", default=[3, 6, 12, 24], help="numbers of layers")
     xiong.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="initialisation seeds")
+    xiong.add_argument("--batches", type=int, default=8,
+                       help="mini-batches the expected gradient is averaged over (default 8)")
     xiong.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
     xiong.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
     xiong.add_argument("--readout-swaps", action="store_true",
@@ -284,6 +287,7 @@ def run_xiong(args) -> int:
 
     depths = [check_int(d, "depths", minimum=1) for d in args.depths]
     seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
+    batches = check_int(args.batches, "batches", minimum=1)
     out = check_writable(args.out)
     device = select_device(args.device)
     _use_cache(args)
@@ -293,14 +297,14 @@ def run_xiong(args) -> int:
     try:
         with jax.default_device(device):
             sweep_path(depths, seeds, path=readout_swaps() if args.readout_swaps else None, into=rows,
-                       progress=_xiong_progress)
+                       progress=_xiong_progress, batches=batches)
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - started
     name = "xiong-readout" if args.readout_swaps else "xiong"
     write_xiong_csv(rows, out / f"{name}.csv")
     command = " ".join(["lnworked stress xiong --depths", *map(str, depths), "--seeds", *map(str, seeds),
-                        *(["--readout-swaps"] if args.readout_swaps else []), "--device", args.device,
+                        "--batches", str(batches), *(["--readout-swaps"] if args.readout_swaps else []), "--device", args.device,
                         "--out", args.out])
     info = provenance(command, describe_device(device), seconds)
     info["rows"], info["interrupted"] = len(rows), interrupted

@@ -15,11 +15,12 @@ from dataclasses import asdict, dataclass, replace
 from lnworked.validation import check_int
 
 __all__ = ["StressConfig", "RunSpec", "default_runs", "warmup_for", "NORM_CHOICES", "INIT_CHOICES",
-           "POSITION_CHOICES", "DEFAULT_CHUNK"]
+           "POSITION_CHOICES", "ACTIVATION_CHOICES", "DEFAULT_CHUNK"]
 
 NORM_CHOICES = ("layernorm", "rmsnorm")
 INIT_CHOICES = ("lecun", "xavier")  # Dense kernels: Flax's default lecun_normal (the article), or xavier_uniform
 POSITION_CHOICES = ("zeros", "sinusoidal")  # the position table's initial value
+ACTIVATION_CHOICES = ("gelu", "relu")  # the MLP's nonlinearity
 DEFAULT_CHUNK = 30  # training steps per compiled call: 6 progress updates in the default run
 
 
@@ -49,6 +50,10 @@ class StressConfig:
     positions: str = "zeros"  # the learned position table starts at zeros or at the sinusoidal table
     readout_std: float = 0.02  # output layer ~ N(0, readout_std^2)
     post_final_norm: bool = False  # Post-LN also gets a final norm before the output layer
+    activation: str = "gelu"  # the MLP's nonlinearity (Xiong et al.'s theory: relu)
+    mlp_ratio: int = 4  # the MLP's hidden width over width (Xiong et al.'s theory: 1, W1 and W2 d x d)
+    zero_qk: bool = False  # W^Q and W^K start at zero, so attention starts uniform (Xiong et al.'s theory)
+    tied_readout: bool = False  # logits = x E^T with the token embedding E (no separate output layer)
 
     def __post_init__(self):
         check_int(self.vocab_size, "vocab_size", minimum=2)
@@ -59,6 +64,9 @@ class StressConfig:
         check_int(self.batch_size, "batch_size", minimum=1)
         check_int(self.steps, "steps", minimum=1)
         check_int(self.seed, "seed", minimum=0)
+        check_int(self.mlp_ratio, "mlp_ratio", minimum=1)
+        if self.activation not in ACTIVATION_CHOICES:
+            raise ValueError(f"activation: must be one of {ACTIVATION_CHOICES}, got {self.activation!r}")
         if self.width % self.heads:
             raise ValueError(f"heads: must divide width {self.width}, got {self.heads!r}")
         lr = self.learning_rate
@@ -74,7 +82,7 @@ class StressConfig:
             std = getattr(self, name)
             if isinstance(std, bool) or not isinstance(std, numbers.Real) or not math.isfinite(std) or std <= 0:
                 raise ValueError(f"{name}: must be a finite number > 0, got {std!r}")
-        for name in ("causal", "embedding_scale", "post_final_norm"):
+        for name in ("causal", "embedding_scale", "post_final_norm", "zero_qk", "tied_readout"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
 

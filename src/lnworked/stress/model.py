@@ -68,6 +68,19 @@ def embed_tokens(embedding: jax.Array, position: jax.Array, tokens: jax.Array, c
     return x + position[:, : tokens.shape[1]]
 
 
+ACTIVATIONS = {"gelu": nn.gelu, "relu": nn.relu}
+
+
+def _zero_qk(kernel_init, width: int):
+    """``kernel_init`` for the fused ``[W^Q | W^K | W^V]`` kernel with its first two thirds
+    (``W^Q``, ``W^K``) set to zero: every attention score is 0, so attention starts uniform."""
+
+    def init(key, shape, dtype=jnp.float32):
+        return kernel_init(key, shape, dtype).at[:, : 2 * width].set(0)
+
+    return init
+
+
 class Block(nn.Module):
     """One transformer block; ``pre_norm`` is the only topology switch."""
 
@@ -77,22 +90,25 @@ class Block(nn.Module):
     norm: str = "layernorm"
     causal: bool = True
     init: str = "lecun"
+    activation: str = "gelu"
+    mlp_ratio: int = 4
+    zero_qk: bool = False
 
     def setup(self):
-        dense = nn.Dense if self.init == "lecun" else (
-            lambda n: nn.Dense(n, kernel_init=nn.initializers.xavier_uniform()))
+        kernel_init = nn.initializers.lecun_normal() if self.init == "lecun" else nn.initializers.xavier_uniform()
+        qkv_init = _zero_qk(kernel_init, self.width) if self.zero_qk else kernel_init
         self.ln_1 = NORM_LAYERS[self.norm]()
         self.ln_2 = NORM_LAYERS[self.norm]()
-        self.qkv = dense(3 * self.width)
-        self.attention_output = dense(self.width)
-        self.mlp_in = dense(4 * self.width)
-        self.mlp_out = dense(self.width)
+        self.qkv = nn.Dense(3 * self.width, kernel_init=qkv_init)
+        self.attention_output = nn.Dense(self.width, kernel_init=kernel_init)
+        self.mlp_in = nn.Dense(self.mlp_ratio * self.width, kernel_init=kernel_init)
+        self.mlp_out = nn.Dense(self.width, kernel_init=kernel_init)
 
     def attn(self, x):
         return self.attention_output(causal_self_attention(self.qkv(x), self.heads, self.causal))
 
     def mlp(self, x):
-        return self.mlp_out(nn.gelu(self.mlp_in(x)))
+        return self.mlp_out(ACTIVATIONS[self.activation](self.mlp_in(x)))
 
     def __call__(self, x, pre_norm=None):
         """``pre_norm``: ``None`` uses the field; a (traced) boolean array selects per call."""
@@ -126,9 +142,12 @@ class TinyLM(nn.Module):
         position = self.param("position", start, (1, c.sequence_length, c.width))
         x = embed_tokens(embed.embedding, position, tokens, c)
         for i in range(c.layers):
-            x = Block(c.width, c.heads, self.pre_norm, c.norm, c.causal, c.init, name=f"block_{i}")(x)
+            x = Block(c.width, c.heads, self.pre_norm, c.norm, c.causal, c.init, c.activation, c.mlp_ratio,
+                      c.zero_qk, name=f"block_{i}")(x)
         if self.pre_norm or c.post_final_norm:
             x = NORM_LAYERS[c.norm](name="final_norm")(x)
+        if c.tied_readout:  # the output layer is the embedding itself
+            return embed.attend(x)
         head = nn.Dense(c.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(c.readout_std),
                         name="output")
         return head(x)

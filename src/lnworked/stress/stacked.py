@@ -73,7 +73,8 @@ def make_logits(config: StressConfig, unroll: int | None = None, skip: bool = Fa
     ``skip``: pass those blocks by ``lax.cond`` instead of computing and discarding them, so a
     program that is not vmapped over ``depth`` (e.g. one under ``lax.map``) does not run them.
     """
-    block = Block(config.width, config.heads, True, config.norm, config.causal, config.init)
+    block = Block(config.width, config.heads, True, config.norm, config.causal, config.init, config.activation,
+                  config.mlp_ratio, config.zero_qk)
     final = NORM_LAYERS[config.norm]()
 
     def logits(params, tokens, pre_norm, depth=None):
@@ -91,6 +92,8 @@ def make_logits(config: StressConfig, unroll: int | None = None, skip: bool = Fa
         x, _ = jax.lax.scan(body, x, layers, unroll=config.layers if unroll is None else unroll)
         use_final = True if config.post_final_norm else pre_norm  # config.post_final_norm: Post-LN too
         x = jnp.where(use_final, final.apply({"params": params["final_norm"]}, x), x)
+        if config.tied_readout:  # the output layer is the embedding itself
+            return x @ params["embedding"]["embedding"].T
         return x @ params["output"]["kernel"]
 
     return logits

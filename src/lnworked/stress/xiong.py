@@ -41,7 +41,7 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_loss
 from lnworked.validation import check_int
 
-__all__ = ["xiong_like", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
+__all__ = ["xiong_like", "xiong_theory", "THEORY_TO_ARTICLE", "theory_path", "w2_batch_table", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
            "summarise", "sweep_path", "write_xiong_csv", "read_xiong_csv", "DEPTHS", "SEEDS"]
 
 DEPTHS = (3, 6, 12, 24)
@@ -79,6 +79,48 @@ def article_path(base: StressConfig | None = None) -> list[tuple[str, StressConf
     return path
 
 
+# Xiong et al.'s theory (Sec. 3.3) to the article's configuration, one difference at a time
+# (cumulative): the fields that each step sets to the article's (the base configuration's) values.
+THEORY_TO_ARTICLE = (
+    ("W^Q, W^K random (Xavier), not zero", ("zero_qk",)),
+    ("GELU, not ReLU", ("activation",)),
+    ("MLP 4d wide, not d", ("mlp_ratio",)),
+    ("4 heads, not 1", ("heads",)),
+    ("causal mask (a decoder)", ("causal",)),
+    ("LeCun-normal blocks (Flax default)", ("init",)),
+    ("separate output layer N(0, 1/d)", ("tied_readout", "embedding_std", "embedding_scale")),
+    ("output layer N(0, 0.02^2)", ("readout_std",)),
+)
+
+
+def xiong_theory(base: StressConfig | None = None) -> StressConfig:
+    """Xiong et al.'s theory setting (Sec. 3.3) on this model: one head, ``W^Q = W^K = 0`` at
+    initialisation (uniform attention), a ReLU MLP with ``W^1``, ``W^2`` of shape ``d x d``,
+    Xavier blocks, zero biases, no causal mask, Gaussian inputs (embedding ``N(0, 1/d)`` times
+    ``sqrt(d)``, positions zero), the output read out with the embedding itself (tied) and a
+    final norm for Pre-LN only. Two differences remain: the blocks are Xavier-*uniform* (their
+    Gaussian has the same variance), and ``W^V`` is a third of a fused ``d x 3d`` kernel, so its
+    Xavier variance is ``1/(2d)``, not the ``1/d`` of a ``d x d`` matrix. ``readout_std`` is
+    ``1/sqrt(d)``, unused while tied (the first step of :data:`THEORY_TO_ARTICLE` that unties
+    draws the output layer like the tied one)."""
+    base = StressConfig() if base is None else base
+    return base.replace(heads=1, zero_qk=True, activation="relu", mlp_ratio=1, causal=False, init="xavier",
+                        embedding_std=base.width ** -0.5, embedding_scale=True, positions="zeros",
+                        tied_readout=True, readout_std=base.width ** -0.5)
+
+
+def theory_path(base: StressConfig | None = None) -> list[tuple[str, StressConfig]]:
+    """``[(label, config)]``: :func:`xiong_theory`, then each change of :data:`THEORY_TO_ARTICLE`
+    added in turn; the last is ``base`` itself (the article's model by default)."""
+    base = StressConfig() if base is None else base
+    config = xiong_theory(base)
+    path = [("Xiong et al.'s theory setting", config)]
+    for label, fields in THEORY_TO_ARTICLE:
+        config = config.replace(**{k: getattr(base, k) for k in fields})
+        path.append((label, config))
+    return path
+
+
 def readout_swaps(base: StressConfig | None = None) -> list[tuple[str, StressConfig]]:
     """The output layer's scale varied alone, both ways: the Xiong-like configuration with the
     article's output layer, and the article's configuration with the Xiong-like one."""
@@ -88,31 +130,56 @@ def readout_swaps(base: StressConfig | None = None) -> list[tuple[str, StressCon
             ("article's, Xiong-like output layer", base.replace(readout_std=xiong.readout_std))]
 
 
-def _w2_norms(grads):
-    kernel = grads["blocks"]["mlp_out"]["kernel"]  # (layers, 4D, D)
+def _frobenius(kernel):
+    """``||K_l||_F`` for each layer ``l`` of a stacked ``(layers, m, n)`` kernel."""
     return jnp.sqrt(jnp.sum(jnp.square(kernel), axis=(1, 2)))
 
 
-def w2_table(config: StressConfig, depths, placements, seeds) -> np.ndarray:
-    """``g_l`` for each case ``k`` (the ``depths[k]``-block model, placement ``placements[k]``,
-    initial weights of ``PRNGKey(seeds[k])``): shape ``(cases, config.layers)``, zero past each
-    depth. One program (mapped over the cases) on the ``config.layers``-block tree, whose first ``d`` blocks
-    are the ``d``-block model (parameter keys follow their paths)."""
+def w2_batch_table(config: StressConfig, depths, placements, seeds, batches: int = 8) -> np.ndarray:
+    """Per case ``k`` (the ``depths[k]``-block model, placement ``placements[k]``, initial
+    weights of ``PRNGKey(seeds[k])``) and block ``l``, three norms of ``G_b = d loss_b / d W2_l``
+    over the first ``batches`` batches ``b`` of the configuration's data stream:
+
+        single    ||G_1||_F                          (the first batch alone),
+        expected  || (1/B) sum_b G_b ||_F             (Xiong et al.'s Fig. 3 quantity),
+        mean      (1/B) sum_b ||G_b||_F               (>= expected, by the triangle inequality).
+
+    Xiong et al. (2020), Sec. 3.4: "We record the gradient for each parameter for different
+    mini-batches. For elements in a parameter matrix, we calculate their expected gradients
+    and use the Frobenius norm of those values": the mean over mini-batches comes first, the
+    norm second. Shape ``(cases, 3, config.layers)``, zero past each depth. One program (mapped
+    over the cases, blocks past a case's depth skipped) on the ``config.layers``-block tree,
+    whose first ``d`` blocks are the ``d``-block model (parameter keys follow their paths)."""
     depths = [check_int(d, "depths", minimum=1, maximum=config.layers) for d in depths]
     seeds = [check_int(s, "seeds", minimum=0) for s in seeds]
+    batches = check_int(batches, "batches", minimum=1)
     if not (len(depths) == len(placements) == len(seeds)) or not depths:
         raise ValueError("depths, placements, seeds: must be non-empty and of one length")
-    sources, targets = make_batches(config.replace(steps=1))
-    grad = jax.grad(make_loss(make_logits(config, unroll=1)))
+    sources, targets = make_batches(config.replace(steps=batches))
+    grad = jax.grad(make_loss(make_logits(config, unroll=1, skip=True)))
 
     def norms(seed, pre_norm, depth):
         params = stacked_init(config, jax.random.PRNGKey(seed))
-        return _w2_norms(grad(params, sources[0], targets[0], pre_norm, depth))
+
+        def add(total, batch):
+            kernel = grad(params, batch[0], batch[1], pre_norm, depth)["blocks"]["mlp_out"]["kernel"]
+            norm = _frobenius(kernel)
+            return (total[0] + kernel, total[1] + norm), norm
+
+        zero = params["blocks"]["mlp_out"]["kernel"] * 0
+        (total, norm_sum), per_batch = jax.lax.scan(add, (zero, zero[:, 0, 0]), (sources, targets))
+        return jnp.stack([per_batch[0], _frobenius(total / batches), norm_sum / batches])
 
     args = (np.asarray(seeds, np.int32), np.asarray(placements, bool), np.asarray(depths, np.int32))
     # lax.map: one case at a time (a vmap over all cases holds every case's activations at once)
     program, _ = compile_program(lambda *a: jax.lax.map(lambda c: norms(*c), a), args, cpu_options=CPU_SETUP_OPTIONS)
     return np.asarray(program(*args), np.float64)
+
+
+def w2_table(config: StressConfig, depths, placements, seeds) -> np.ndarray:
+    """``g_l = ||d loss / d W2_l||_F`` on the first batch for each case (see :func:`w2_batch_table`):
+    shape ``(cases, config.layers)``, zero past each depth."""
+    return w2_batch_table(config, depths, placements, seeds, batches=1)[:, 0]
 
 
 def w2_gradient_norms(config: StressConfig, pre_norm: bool, seeds=(7,)) -> np.ndarray:
@@ -132,23 +199,25 @@ def loglog_slope(depths, values) -> float:
 
 
 def sweep_path(depths=DEPTHS, seeds=SEEDS, base: StressConfig | None = None, path=None, into: list | None = None,
-               progress=None) -> list[dict]:
-    """Tidy rows ``{config, step, pre_norm, layers, seed, layer, w2_gradient_norm}`` for every
-    configuration of :func:`article_path` (``step`` its index), placement, depth and seed.
-    ``into``: a list the rows are appended to as each configuration finishes (kept on Ctrl-C);
-    ``progress(label)`` after each."""
+               progress=None, batches: int = 8) -> list[dict]:
+    """Tidy rows ``{config, step, pre_norm, layers, seed, layer, w2_gradient_norm,
+    expected_w2_gradient_norm}`` (the first batch's norm and the expected gradient's over
+    ``batches`` batches, :func:`w2_batch_table`) for every configuration of ``path`` (default
+    :func:`theory_path`; ``step`` its index), placement, depth and seed. ``into``: a list the
+    rows are appended to as each configuration finishes (kept on Ctrl-C); ``progress(label)`` after each."""
     base = StressConfig() if base is None else base
     depths = [check_int(d, "depths", minimum=1) for d in depths]
     seeds = [check_int(s, "seeds", minimum=0) for s in seeds]
-    path = article_path(base) if path is None else path
-    cases = [(p, s) for p in (True, False) for s in seeds]
+    path = theory_path(base) if path is None else path
+    cases = [(d, p, s) for d in depths for p in (True, False) for s in seeds]
     rows = [] if into is None else into
     for index, (label, config) in enumerate(path):
-        for depth in depths:  # one program per depth: a deeper tree would compute its unused blocks too
-            table = w2_table(config.replace(layers=depth), [depth] * len(cases), *zip(*cases))
-            rows += [{"config": label, "step": index, "pre_norm": pre_norm, "layers": depth, "seed": seed,
-                      "layer": i + 1, "w2_gradient_norm": float(g)}
-                     for (pre_norm, seed), norms in zip(cases, table) for i, g in enumerate(norms)]
+        # one program per configuration: blocks past a case's depth are skipped, not computed
+        table = w2_batch_table(config.replace(layers=max(depths)), *zip(*cases), batches=batches)
+        rows += [{"config": label, "step": index, "pre_norm": pre_norm, "layers": depth, "seed": seed,
+                  "layer": i + 1, "w2_gradient_norm": float(norms[0, i]),
+                  "expected_w2_gradient_norm": float(norms[1, i])}
+                 for (depth, pre_norm, seed), norms in zip(cases, table) for i in range(depth)]
         if progress is not None:
             progress(label)
     return rows
@@ -157,41 +226,52 @@ def sweep_path(depths=DEPTHS, seeds=SEEDS, base: StressConfig | None = None, pat
 def summarise(rows, profile_depth: int = 6) -> list[dict]:
     """Per configuration and placement: Theorem 1's slope (``log`` of the seeds' geometric mean of
     ``g_L`` against ``log L``, and each seed's own slope) and Fig. 3's shape at ``profile_depth``
-    blocks (``g_L / g_1``, the seeds' geometric mean)."""
+    blocks (``g_L / g_1``, the seeds' geometric mean), from the first batch's gradient
+    (``slope``, ``seed_slopes``, ``last_over_first``) and, where the rows have it, from the
+    expected gradient (the same keys with ``expected_`` in front)."""
     out = []
     keys = dict.fromkeys((r["step"], r["config"], r["pre_norm"]) for r in rows)
     for step, label, pre_norm in keys:
         mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm]
         depths = sorted({r["layers"] for r in mine})
         seeds = sorted({r["seed"] for r in mine})
-        last = np.array([[next(r["w2_gradient_norm"] for r in mine if r["layers"] == d and r["seed"] == s
-                               and r["layer"] == d) for d in depths] for s in seeds])
-        profile = np.array([[r["w2_gradient_norm"] for r in sorted(mine, key=lambda r: r["layer"])
-                             if r["layers"] == profile_depth and r["seed"] == s] for s in seeds])
-        ratio = float(np.exp(np.mean(np.log(profile[:, -1] / profile[:, 0])))) if profile.size else math.nan
-        out.append({"step": step, "config": label, "pre_norm": pre_norm,
-                    "slope": loglog_slope(depths, np.exp(np.mean(np.log(last), axis=0))),
-                    "seed_slopes": [loglog_slope(depths, row) for row in last],
-                    "last_over_first": ratio})
+        entry = {"step": step, "config": label, "pre_norm": pre_norm}
+        for prefix, column in (("", "w2_gradient_norm"), ("expected_", "expected_w2_gradient_norm")):
+            if any(not math.isfinite(r.get(column, math.nan)) for r in mine):
+                continue
+            last = np.array([[next(r[column] for r in mine if r["layers"] == d and r["seed"] == s
+                                   and r["layer"] == d) for d in depths] for s in seeds])
+            profile = np.array([[r[column] for r in sorted(mine, key=lambda r: r["layer"])
+                                 if r["layers"] == profile_depth and r["seed"] == s] for s in seeds])
+            ratio = float(np.exp(np.mean(np.log(profile[:, -1] / profile[:, 0])))) if profile.size else math.nan
+            entry.update({prefix + "slope": loglog_slope(depths, np.exp(np.mean(np.log(last), axis=0))),
+                          prefix + "seed_slopes": [loglog_slope(depths, row) for row in last],
+                          prefix + "last_over_first": ratio})
+        out.append(entry)
     return out
 
 
-FIELDS = ("config", "step", "pre_norm", "layers", "seed", "layer", "w2_gradient_norm")
+FIELDS = ("config", "step", "pre_norm", "layers", "seed", "layer", "w2_gradient_norm", "expected_w2_gradient_norm")
 
 
 def write_xiong_csv(rows, path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        fields = [f for f in FIELDS if not rows or f in rows[0]]
+        writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for row in rows:
-            writer.writerow({**row, "pre_norm": int(row["pre_norm"]), "w2_gradient_norm": f"{row['w2_gradient_norm']:.8g}"})
+            writer.writerow({**{k: row[k] for k in fields}, "pre_norm": int(row["pre_norm"]),
+                             **{k: f"{row[k]:.8g}" for k in fields if k.endswith("norm")}})
 
 
 def read_xiong_csv(path) -> list[dict]:
     with open(Path(path), newline="", encoding="utf-8") as handle:
         return [{"config": r["config"], "step": int(r["step"]), "pre_norm": r["pre_norm"] == "1",
                  "layers": int(r["layers"]), "seed": int(r["seed"]), "layer": int(r["layer"]),
-                 "w2_gradient_norm": float(r["w2_gradient_norm"])} for r in csv.DictReader(handle)]
+                 "w2_gradient_norm": float(r["w2_gradient_norm"]),
+                 # files written before the expected gradient was measured lack the column
+                 "expected_w2_gradient_norm": float(r.get("expected_w2_gradient_norm") or "nan")}
+                for r in csv.DictReader(handle)]
 
 
 def _geometric_mean(values) -> float:
