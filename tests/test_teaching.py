@@ -164,3 +164,65 @@ def test_retired_patterns_catch_what_they_retire():
     for rule, sample in samples.items():
         assert RETIRED[rule].search(sample), rule
     assert not RETIRED[r"\\epsilon"].search(r"\varepsilon")
+
+
+# --- forecasts hide their answers, on the sources ------------------------------------------
+
+FORECAST = re.compile(r"^(?P<fence>:{3,})\{admonition\} Forecast[ \t]*$", re.M)
+GLUE_KEY = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)")
+FOLDED = {"remove-cell", "remove-output", "hide-output", "hide-cell"}
+AFTER_CHARS = 300
+
+
+def forecast_leaks(cells) -> list[str]:
+    """What a reader sees right under each forecast without opening its answer.
+
+    A leak is a code cell with visible output directly after a cell that ends with the
+    forecast, or a glue key used in the forecast's answer within the first AFTER_CHARS
+    characters of the markdown that follows the forecast (across cells, skipping code).
+    """
+    leaks = []
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "markdown":
+            continue
+        for match in FORECAST.finditer(cell.source):
+            close = re.compile(rf"^{match['fence']}[ \t]*$", re.M).search(cell.source, match.end())
+            assert close is not None, f"cell {index}: a forecast admonition is not closed"
+            body = cell.source[match.end():close.start()]
+            answer = body.split("{admonition} Answer", 1)[1] if "{admonition} Answer" in body else ""
+            keys = set(GLUE_KEY.findall(answer))
+            after = cell.source[close.end():].strip()
+            for follower in cells[index + 1:]:
+                if len(after) >= AFTER_CHARS:
+                    break
+                if follower.cell_type == "markdown":
+                    after += "\n\n" + follower.source.strip()
+                elif not after and not FOLDED & set(follower.metadata.get("tags", [])):
+                    leaks.append(f"cell {index}: a code cell with visible output directly follows the forecast")
+            shown = sorted(keys & set(GLUE_KEY.findall(after[:AFTER_CHARS])))
+            if shown:
+                leaks.append(f"cell {index}: the text under the forecast shows its answer's {shown}")
+    return leaks
+
+
+@pytest.mark.parametrize("name", TEACHING)
+def test_forecasts_do_not_show_their_answers_under_the_fold(name):
+    cells = nbformat.read(BOOK / f"{name}.ipynb", as_version=4).cells
+    assert any(FORECAST.search(cell.source) for cell in cells if cell.cell_type == "markdown"), f"{name}: no forecast"
+    assert forecast_leaks(cells) == [], name
+
+
+def test_forecast_leak_check_catches_the_old_patterns():
+    new_md, new_code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    forecast = ("::::{admonition} Forecast\n:class: forecast\n\nWhich one squashes it?\n\n"
+                ":::{admonition} Answer\n:class: dropdown\n\nPost-LN: {glue:text}`out`.\n:::\n::::\n")
+    printed = new_code("print(change)")
+    leaked = [new_md(forecast), new_code("glue('out', 1)", metadata={"tags": ["remove-cell"]}),
+              new_md("LayerNorm divides the sum back to unit spread: {glue:text}`out`.")]
+    assert len(forecast_leaks([new_md(forecast), printed, new_md("Two consequences.")])) == 1
+    assert len(forecast_leaks(leaked)) == 1
+    assert len(forecast_leaks([new_md(forecast + "\nPost-LN adds and then normalises:")] + leaked[1:])) == 1
+    assert len(forecast_leaks([new_md(forecast + "\nIt maps the sum to {glue:text}`out`.")])) == 1
+    printed.metadata["tags"] = ["hide-output"]
+    hidden = [new_md(forecast), printed, new_md("Two consequences.\n\n" + "x" * AFTER_CHARS + " {glue:text}`out`")]
+    assert forecast_leaks(hidden) == []
