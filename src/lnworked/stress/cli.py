@@ -96,6 +96,9 @@ def register(subparsers) -> None:
     xiong.add_argument("--readout-swaps", action="store_true",
                        help="instead of the path: vary only the output layer's scale, both ways "
                             "(writes xiong-readout.csv)")
+    xiong.add_argument("--swap", nargs="+", metavar="FIELD",
+                       help="instead of the path: these configuration fields varied alone, both ways, between "
+                            "the theory setting and the article's (writes xiong-swap.csv)")
     xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
     xiong.set_defaults(func=run_xiong)
 
@@ -283,11 +286,13 @@ def run_xiong(args) -> int:
     import jax
 
     from lnworked.stress.report import check_writable
-    from lnworked.stress.xiong import readout_swaps, sweep_path, write_xiong_csv
+    from lnworked.stress.xiong import readout_swaps, sweep_path, theory_swaps, write_xiong_csv
 
     depths = [check_int(d, "depths", minimum=1) for d in args.depths]
     seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
     batches = check_int(args.batches, "batches", minimum=1)
+    swap = getattr(args, "swap", None)
+    path = theory_swaps(swap) if swap else readout_swaps() if args.readout_swaps else None
     out = check_writable(args.out)
     device = select_device(args.device)
     _use_cache(args)
@@ -296,15 +301,16 @@ def run_xiong(args) -> int:
     rows, interrupted = [], False
     try:
         with jax.default_device(device):
-            sweep_path(depths, seeds, path=readout_swaps() if args.readout_swaps else None, into=rows,
+            sweep_path(depths, seeds, path=path, into=rows,
                        progress=_xiong_progress, batches=batches)
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - started
-    name = "xiong-readout" if args.readout_swaps else "xiong"
+    name = "xiong-swap" if swap else "xiong-readout" if args.readout_swaps else "xiong"
     write_xiong_csv(rows, out / f"{name}.csv")
     command = " ".join(["lnworked stress xiong --depths", *map(str, depths), "--seeds", *map(str, seeds),
-                        "--batches", str(batches), *(["--readout-swaps"] if args.readout_swaps else []), "--device", args.device,
+                        "--batches", str(batches), *(["--readout-swaps"] if args.readout_swaps else []),
+                        *(["--swap", *swap] if swap else []), "--device", args.device,
                         "--out", args.out])
     info = provenance(command, describe_device(device), seconds)
     info["rows"], info["interrupted"] = len(rows), interrupted

@@ -65,6 +65,14 @@ def committed_xiong_readout(folder=None):
     return _read("xiong-readout.csv", "xiong-readout-provenance.json", folder, read_xiong_csv)
 
 
+def committed_xiong_swap(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress xiong --swap FIELD ...``
+    (``xiong-swap.csv``), or of ``folder``'s."""
+    from lnworked.stress.xiong import read_xiong_csv
+
+    return _read("xiong-swap.csv", "xiong-swap-provenance.json", folder, read_xiong_csv)
+
+
 def committed_profiles(folder=None):
     """``(rows, provenance)`` of the committed ``lnworked stress profiles`` (``profiles.csv``), or of ``folder``'s."""
     from lnworked.stress.profiles import read_profiles_csv

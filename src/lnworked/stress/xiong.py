@@ -7,16 +7,22 @@ Frobenius norm is ``O(d sqrt(ln d))`` for Post-LN, independent of the depth ``L`
 ``l`` of a 6-layer model at initialisation. Here the same quantity is measured by
 autodiff through the stacked model (:mod:`lnworked.stress.stacked`):
 
-    g_l = || d loss / d W2_l ||_F,   W2_l = blocks.mlp_out.kernel[l]  (shape 4D x D),
+    g_l = || d loss / d W2_l ||_F,   W2_l = blocks.mlp_out.kernel[l]  (shape m d x d, m = mlp_ratio),
 
-on the configuration's first training batch, at the initial weights of ``PRNGKey(seed)``.
-It is *not* the whole-block norm of :mod:`lnworked.stress.probe` (every parameter of a
+on the configuration's first training batch, at the initial weights of ``PRNGKey(seed)``, and,
+as their Fig. 3 measures it (Sec. 3.4), the norm of the *expected* gradient, the mean of
+``d loss_b / d W2_l`` over the first ``B`` mini-batches ``b`` taken before the norm
+(:func:`w2_batch_table`). It is *not* the whole-block norm of :mod:`lnworked.stress.probe` (every parameter of a
 block together); the two are different quantities.
 
 Theorem 1's depth dependence is read off as the slope of ``log g_L`` against ``log L``
 (:func:`loglog_slope`): Pre-LN's bound predicts ``-1/2``, Post-LN's ``0``.
 
-Their setting differs from the article's (seed 002): an encoder (no causal mask),
+:func:`xiong_theory` is their theory's setting (Sec. 3.3: one head, ``d x d`` matrices, zero
+``W^Q``, ``W^K``, ReLU, Xavier, tied readout); :func:`theory_path` moves from it to the
+article's configuration one difference at a time, and is what ``lnworked stress xiong`` measures.
+
+An earlier, "Xiong-like" setting (kept for the output-layer swaps): an encoder (no causal mask),
 Xavier-uniform initialisation, token embeddings ``N(0, 1/d)`` multiplied by ``sqrt(d)``,
 sinusoidal positions and an output layer tied to the embedding. :func:`xiong_like`
 makes the closest configuration this model has (an untied output layer drawn like their
@@ -41,7 +47,7 @@ from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_loss
 from lnworked.validation import check_int
 
-__all__ = ["xiong_like", "xiong_theory", "THEORY_TO_ARTICLE", "theory_path", "w2_batch_table", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
+__all__ = ["xiong_like", "xiong_theory", "THEORY_TO_ARTICLE", "theory_path", "theory_swaps", "w2_batch_table", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
            "summarise", "sweep_path", "write_xiong_csv", "read_xiong_csv", "DEPTHS", "SEEDS"]
 
 DEPTHS = (3, 6, 12, 24)
@@ -128,6 +134,19 @@ def readout_swaps(base: StressConfig | None = None) -> list[tuple[str, StressCon
     xiong = xiong_like(base)
     return [("Xiong-like, article's output layer", xiong.replace(readout_std=base.readout_std)),
             ("article's, Xiong-like output layer", base.replace(readout_std=xiong.readout_std))]
+
+
+def theory_swaps(fields, base: StressConfig | None = None) -> list[tuple[str, StressConfig]]:
+    """The fields ``fields`` varied alone, both ways: :func:`xiong_theory` with the article's
+    (``base``'s) values of them, and ``base`` with the theory setting's."""
+    base = StressConfig() if base is None else base
+    theory = xiong_theory(base)
+    unknown = [f for f in fields if f not in base.as_dict()]
+    if not fields or unknown:
+        raise ValueError(f"fields: must be non-empty names of StressConfig fields, got {list(fields)!r}")
+    names = ", ".join(fields)
+    return [(f"theory setting, article's {names}", theory.replace(**{f: getattr(base, f) for f in fields})),
+            (f"article's, theory setting's {names}", base.replace(**{f: getattr(theory, f) for f in fields}))]
 
 
 def _frobenius(kernel):
@@ -285,10 +304,11 @@ def _figure_label(rows, step) -> str:
     return next(r["config"] for r in rows if r["step"] == step)
 
 
-def theorem1_figure(rows, steps=None):
+def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     """Theorem 1 against depth: ``g_L`` (the last block's W2 gradient; the seeds' geometric mean,
     each seed a dot) against ``L`` on log-log axes, per placement, for the configurations
-    ``steps`` (indices into the sweep; default the first and the last)."""
+    ``steps`` (indices into the sweep; default the first and the last). ``column``: the first
+    batch's norm or ``"expected_w2_gradient_norm"``."""
     import matplotlib.pyplot as plt
 
     from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
@@ -302,8 +322,8 @@ def theorem1_figure(rows, steps=None):
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             last = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layer"] == r["layers"]]
             depths = sorted({r["layers"] for r in last})
-            ax.scatter([r["layers"] for r in last], [r["w2_gradient_norm"] for r in last], color=color, s=10, alpha=0.5)
-            means = [_geometric_mean([r["w2_gradient_norm"] for r in last if r["layers"] == d]) for d in depths]
+            ax.scatter([r["layers"] for r in last], [r[column] for r in last], color=color, s=10, alpha=0.5)
+            means = [_geometric_mean([r[column] for r in last if r["layers"] == d]) for d in depths]
             slope = loglog_slope(depths, means)
             ax.plot(depths, means, style, color=color, linewidth=2, marker="o",
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}: slope {slope:.2f}")
@@ -312,14 +332,17 @@ def theorem1_figure(rows, steps=None):
     depths = sorted({r["layers"] for r in rows})
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    _style(ax, "Last block's W2 gradient at initialisation", "blocks L", "||dloss/dW2 of block L||")
+    expected = column.startswith("expected")
+    _style(ax, f"Last block's W2 {'expected ' if expected else ''}gradient at initialisation", "blocks L",
+           "||mean over batches of dloss/dW2||" if expected else "||dloss/dW2 of block L||")
     ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return fig
 
 
-def fig3_figure(rows, depth: int = 6, steps=None):
+def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_norm"):
     """Xiong et al.'s Fig. 3 on this model: ``g_l`` for every block ``l`` of the ``depth``-block
-    model at initialisation (the seeds' geometric mean), per placement and configuration."""
+    model at initialisation (the seeds' geometric mean), per placement and configuration.
+    ``column``: the first batch's norm or ``"expected_w2_gradient_norm"`` (their quantity)."""
     from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
     from lnworked.style import PALETTE, new_figure
 
@@ -331,11 +354,13 @@ def fig3_figure(rows, depth: int = 6, steps=None):
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layers"] == depth]
             layers = sorted({r["layer"] for r in mine})
-            means = [_geometric_mean([r["w2_gradient_norm"] for r in mine if r["layer"] == l]) for l in layers]
+            means = [_geometric_mean([r[column] for r in mine if r["layer"] == l]) for l in layers]
             ax.plot(layers, means, style, color=color, linewidth=2, marker="o",
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}")
     ax.set_yscale("log")
-    _style(ax, f"W2 gradient per block ({depth} blocks, at init.)", "block (1 = next to the input)",
-           "||dloss/dW2 of the block||")
+    expected = column.startswith("expected")
+    _style(ax, f"W2 {'expected ' if expected else ''}gradient per block ({depth} blocks, at init.)",
+           "block (1 = next to the input)",
+           "||mean over batches of dloss/dW2||" if expected else "||dloss/dW2 of the block||")
     ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return fig
