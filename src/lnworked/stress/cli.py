@@ -81,6 +81,9 @@ def register(subparsers) -> None:
     profiles.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
     profiles.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
     profiles.add_argument("--out", default="profiles-output", help="output folder (default: profiles-output)")
+    profiles.add_argument("--step-response", action="store_true",
+                          help="instead of the profiles: one step of each run's optimiser at the full rate from "
+                               "each snapshot (step-response.csv)")
     profiles.set_defaults(func=run_profiles)
     xiong = sub.add_parser("xiong", help="Xiong et al. (2020)'s W2 gradient at initialisation against depth",
                            description="||d loss / d W2_l|| at initialisation for every layer, depth, seed and "
@@ -254,7 +257,7 @@ def run_profiles(args) -> int:
 
     import jax
 
-    from lnworked.stress.profiles import trained_profiles, write_profiles_csv
+    from lnworked.stress.profiles import step_responses, trained_profiles, write_profiles_csv, write_step_response_csv
     from lnworked.stress.report import check_writable
 
     config = StressConfig(layers=args.layers, steps=args.steps)
@@ -265,14 +268,17 @@ def run_profiles(args) -> int:
     print(f"device: {describe_device(device)}", flush=True)
     started = time.perf_counter()
     with jax.default_device(device):
-        rows, interrupted = trained_profiles(config, snapshots, device, progress=_snapshot_progress)
+        measure = step_responses if args.step_response else trained_profiles
+        rows, interrupted = measure(config, snapshots, device=device, progress=_snapshot_progress)
     seconds = time.perf_counter() - started
-    write_profiles_csv(rows, out / "profiles.csv")
+    name = "step-response" if args.step_response else "profiles"
+    (write_step_response_csv if args.step_response else write_profiles_csv)(rows, out / f"{name}.csv")
     command = " ".join(["lnworked stress profiles --snapshots", *map(str, args.snapshots), "--layers",
-                        str(config.layers), "--steps", str(config.steps), "--device", args.device, "--out", args.out])
+                        str(config.layers), "--steps", str(config.steps), "--device", args.device, "--out", args.out]
+                       + (["--step-response"] if args.step_response else []))
     info = provenance(command, describe_device(device), seconds)
     info["rows"], info["interrupted"] = len(rows), interrupted
-    (out / "profiles-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    (out / f"{name}-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     if interrupted:
         print("interrupted: the outputs hold the steps measured so far", file=sys.stderr)

@@ -15,7 +15,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs"]
+__all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response"]
 
 
 def _data(name: str, folder):
@@ -78,3 +78,11 @@ def committed_profiles(folder=None):
     from lnworked.stress.profiles import read_profiles_csv
 
     return _read("profiles.csv", "profiles-provenance.json", folder, read_profiles_csv)
+
+
+def committed_step_response(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress profiles --step-response``
+    (``step-response.csv``), or of ``folder``'s."""
+    from lnworked.stress.profiles import read_step_response_csv
+
+    return _read("step-response.csv", "step-response-provenance.json", folder, read_step_response_csv)

@@ -27,19 +27,21 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
 from lnworked.stress.config import StressConfig, default_runs
 from lnworked.stress.data import make_batches
 from lnworked.stress.model import Block, embed_tokens
-from lnworked.stress.optim import learning_rates
+from lnworked.stress.optim import apply_rate, learning_rates, make_optimizer
 from lnworked.stress.stacked import make_logits
 from lnworked.stress.step import make_loss
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int
 
 __all__ = ["SNAPSHOTS", "QUANTITIES", "make_profile_fn", "trained_profiles", "write_profiles_csv",
-           "read_profiles_csv"]
+           "read_profiles_csv", "step_responses", "make_step_response_fn", "write_step_response_csv",
+           "read_step_response_csv"]
 
 SNAPSHOTS = (0, 10, 60, 180)
 QUANTITIES = ("stream_rms", "attn_write_ratio", "mlp_write_ratio", "w2_gradient_norm", "block_gradient_norm")
@@ -188,4 +190,147 @@ def profiles_figure(rows, quantity: str, log: bool = True):
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=PHONE_FONT["legend"], frameon=False, ncol=len(steps),
                loc="outside lower center")
+    return fig
+
+
+# --- Step response: what one full-rate step from a run's weights does --------------------------
+
+RESPONSE_FIELDS = ("run", "pre_norm", "warmup", "step", "alive", "learning_rate", "loss", "loss_after",
+                   "delta_loss", "linear_delta_loss", "delivered", "rms_logits", "rms_delta_logits", "relative")
+RESPONSE_SNAPSHOTS = (0, 10, 30, 60, 120, 180)
+
+
+def make_step_response_fn(config: StressConfig):
+    """``respond(params, opt_state, source, target, pre_norm, rates)`` for one run, not yet jitted.
+
+    From the run's weights ``theta_s`` and its own optimiser state (Adam's moments and step
+    count after ``s`` steps), the gradient ``g`` of the loss on ``(source, target)`` gives the
+    update the optimiser would take next, ``u = make_optimizer(config).update(g, state, theta_s)``
+    (at ``s = 0`` the first update, about ``-sign(g)``). For each rate ``eta`` in ``rates``:
+
+        delta_loss        = CE(theta_s + eta u) - CE(theta_s)
+        linear_delta_loss = eta <g, u>                (the first-order promise)
+        rms_delta_logits  = RMS(z(theta_s + eta u) - z(theta_s))
+
+    Returns ``(rms_logits, loss, rms_delta_logits[r], loss_after[r], linear_delta_loss[r])``.
+    """
+    logits = make_logits(config, unroll=1)
+    loss_fn = make_loss(logits)
+    optimizer = make_optimizer(config)
+
+    def respond(params, opt_state, source, target, pre_norm, rates):
+        z0 = logits(params, source, pre_norm)
+        loss, grads = jax.value_and_grad(loss_fn)(params, source, target, pre_norm)
+        update, _ = optimizer.update(grads, opt_state, params)
+
+        def after(rate):
+            z1 = logits(apply_rate(params, update, rate), source, pre_norm)
+            return _rms(z1 - z0), jnp.mean(optax.softmax_cross_entropy_with_integer_labels(z1, target))
+
+        moved, loss_after = jax.vmap(after)(rates)
+        slope = sum(jnp.vdot(g, u) for g, u in zip(jax.tree.leaves(grads), jax.tree.leaves(update)))
+        return _rms(z0), loss, moved, loss_after, slope * rates
+
+    return respond
+
+
+def step_responses(config: StressConfig | None = None, snapshots=RESPONSE_SNAPSHOTS, rates=None,
+                   device=None, progress: Callable[[int], None] | None = None):
+    """``(rows, interrupted)``: for the article's three runs at each snapshot step ``s``, one
+    step of the run's own optimiser (its Adam moments at ``s``, see
+    :func:`make_step_response_fn`) at each rate (default: the full target rate only), on the
+    configuration's first batch. Rows ``{run, pre_norm, warmup, step, alive, learning_rate,
+    loss, loss_after, delta_loss, linear_delta_loss, delivered, rms_logits, rms_delta_logits,
+    relative}`` with ``delivered = delta_loss / linear_delta_loss`` (the fraction of the
+    promised drop the step delivers) and ``relative = rms_delta_logits / rms_logits``.
+    The runs are trained as in :func:`trained_profiles`. Ctrl-C keeps the snapshots done."""
+    from lnworked.stress.first_update import check_rates
+
+    config = StressConfig() if config is None else config
+    snapshots = sorted({check_int(s, "snapshots", minimum=0, maximum=config.steps) for s in snapshots})
+    if not snapshots:
+        raise ValueError("snapshots: need at least one step")
+    rates = [config.learning_rate] if rates is None else check_rates(rates)
+    runs = default_runs(config)
+    device = jax.devices("cpu")[0] if device is None else device
+    sources, targets = make_batches(config)
+    schedule = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps)
+                         for r in runs]).astype(np.float32)
+    pre = np.array([r.pre_norm for r in runs])
+    chunk = reduce(math.gcd, [s for s in snapshots if s > 0], 0) or 1
+    eta = np.asarray(rates, np.float32)
+    rows, interrupted = [], False
+    with jax.default_device(device):
+        (params, opt_state), _ = initial_state(config, [config.seed] * len(runs), device)
+        alive = np.ones(len(runs), bool)
+        args = (params, opt_state, sources[0], targets[0], pre, eta)
+        respond, _ = compile_program(jax.vmap(make_step_response_fn(config), in_axes=(0, 0, None, None, 0, None)),
+                                     args, device, CPU_SETUP_OPTIONS)
+        step, compiled = 0, None
+        try:
+            while True:
+                if step in snapshots:
+                    rms0, loss, moved, after, linear = (np.asarray(a, np.float64) for a in
+                                                        respond(params, opt_state, sources[0], targets[0], pre, eta))
+                    for r, run in enumerate(runs):
+                        for k, rate in enumerate(rates):
+                            delta = after[r, k] - loss[r]
+                            rows.append({"run": run.name, "pre_norm": run.pre_norm, "warmup": run.warmup_steps,
+                                         "step": step, "alive": bool(alive[r]), "learning_rate": rate,
+                                         "loss": loss[r], "loss_after": after[r, k], "delta_loss": delta,
+                                         "linear_delta_loss": linear[r, k], "delivered": delta / linear[r, k],
+                                         "rms_logits": rms0[r], "rms_delta_logits": moved[r, k],
+                                         "relative": moved[r, k] / rms0[r]})
+                    if progress is not None:
+                        progress(step)
+                if step >= snapshots[-1]:
+                    break
+                window = slice(step, step + chunk)
+                args = (params, opt_state, alive, pre, sources[window], targets[window], schedule[:, window],
+                        np.ones(chunk, bool))
+                if compiled is None:
+                    compiled, _ = compile_program(make_chunk_fn(config, True), args, device)
+                (params, opt_state, alive), _ = compiled(*args)
+                params, opt_state, alive = jax.tree.map(np.asarray, (params, opt_state, alive))
+                step += chunk
+        except KeyboardInterrupt:
+            interrupted = True
+    return rows, interrupted
+
+
+_RESPONSE_FLOATS = RESPONSE_FIELDS[5:]
+
+
+def write_step_response_csv(rows, path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RESPONSE_FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "pre_norm": int(row["pre_norm"]), "alive": int(row["alive"]),
+                             **{k: f"{row[k]:.8g}" for k in _RESPONSE_FLOATS}})
+
+
+def read_step_response_csv(path) -> list[dict]:
+    with open(Path(path), newline="", encoding="utf-8") as handle:
+        return [{"run": r["run"], "pre_norm": r["pre_norm"] == "1", "warmup": int(r["warmup"]),
+                 "step": int(r["step"]), "alive": r["alive"] == "1", **{k: float(r[k]) for k in _RESPONSE_FLOATS}}
+                for r in csv.DictReader(handle)]
+
+
+def step_response_figure(rows):
+    """The delivered fraction ``delta_loss / linear_delta_loss`` of one full-rate step against
+    the training step its weights come from, one line per run."""
+    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    from lnworked.stress.report import display_name
+    from lnworked.style import PALETTE, new_figure
+
+    fig, ax = new_figure(WIDTH, 3.6)
+    for run in dict.fromkeys(r["run"] for r in rows):
+        mine = sorted((r for r in rows if r["run"] == run), key=lambda r: r["step"])
+        color = PALETTE["pre"] if mine[0]["pre_norm"] else PALETTE["post"]
+        ax.plot([r["step"] for r in mine], [r["delivered"] for r in mine], color=color, marker="o",
+                linestyle="--" if mine[0]["warmup"] else "-", linewidth=2, label=display_name(run))
+    ax.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
+    _style(ax, "", "training step s of the weights", "delivered / promised loss drop")
+    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False)
     return fig
