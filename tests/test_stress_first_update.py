@@ -17,7 +17,8 @@ import pytest
 from lnworked.stress.amplification import branch_dependence, growth_fits, output_change_table
 from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
-from lnworked.stress.first_update import VARIANTS, departure_step, first_steps, first_update_table
+from lnworked.stress.first_update import (VARIANTS, departure_step, first_steps, first_update_table,
+                                           loss_along_update)
 from lnworked.stress.model import init_params, make_model
 
 SMALL = StressConfig(vocab_size=16, sequence_length=8, width=16, heads=2, layers=3, batch_size=4, steps=6)
@@ -176,5 +177,35 @@ def test_amplification_grows_faster_with_depth_for_post_ln():
     (lambda: branch_dependence([-1], SMALL), "seeds"),
 ])
 def test_bad_arguments_name_themselves(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_loss_along_update_slope_is_the_curves_central_difference_at_zero():
+    h = 1e-3
+    curve = loss_along_update(SMALL, 2, 3, 2e-3, [-h, 0.0, h])
+    for pre_norm in (True, False):
+        minus, zero, plus = curve[pre_norm]["loss"]
+        assert curve[pre_norm]["slope"] < 0
+        assert curve[pre_norm]["slope"] == pytest.approx((plus - minus) / (2 * h), rel=1e-2)
+
+
+def test_loss_along_update_at_one_is_the_tables_loss_after_the_update():
+    curve = loss_along_update(SMALL, 4, 2, 1e-2, [0.0, 1.0])
+    rows = first_update_table([2], [1e-2], [4], SMALL)
+    for row in rows:
+        start, end = curve[row["pre_norm"]]["loss"]
+        assert start == pytest.approx(row["loss"], rel=1e-6)
+        assert end == pytest.approx(row["loss_after"], rel=1e-5)
+        assert curve[row["pre_norm"]]["slope"] == pytest.approx(row["linear_delta_loss"], rel=1e-5)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: loss_along_update(SMALL, 0, 2, 1e-3, []), "ts"),
+    (lambda: loss_along_update(SMALL, 0, 2, -1e-3, [1.0]), "rate"),
+    (lambda: loss_along_update(SMALL, 0, 0, 1e-3, [1.0]), "layers"),
+    (lambda: loss_along_update(SMALL, 0, 2, 1e-3, [float("nan")]), "ts"),
+])
+def test_loss_along_update_bad_arguments_name_themselves(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -17,7 +17,9 @@ rate ``lr`` (the target, or warmup's first rate ``target / warmup``),
     linear_delta_loss = <g, Delta theta>                 (its first-order prediction)
 
 (RMS over batch, positions and vocabulary; CE the mean next-token cross-entropy on the
-batch the gradient came from) for each placement, depth, rate and seed. All cases are one
+batch the gradient came from) for each placement, depth, rate and seed;
+:func:`loss_along_update` draws the same loss along the update's line,
+``L(theta_0 + t * Delta theta)`` against ``t``, beside its tangent. All cases are one
 compiled program over the deepest tree: the ``d``-block model is its first ``d`` blocks
 (:func:`~lnworked.stress.stacked.make_logits`' depth cut, the later blocks skipped), mapped
 over seeds, depths and placements one case at a time (a vmap over them would hold every
@@ -47,7 +49,7 @@ from lnworked.stress.step import make_loss
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int, check_positive
 
-__all__ = ["first_update", "first_update_table", "first_steps", "departure_step", "VARIANTS",
+__all__ = ["first_update", "first_update_table", "loss_along_update", "first_steps", "departure_step", "VARIANTS",
            "check_depths", "check_seeds", "check_rates"]
 
 VARIANTS = ("Pre-LN", "Post-LN", "Pre-LN + warmup", "Post-LN + warmup")
@@ -117,6 +119,45 @@ def first_update_table(depths: Sequence[int], rates: Sequence[float], seeds: Seq
     the first batch of ``config`` (default the article's), from one compiled program."""
     config = StressConfig() if config is None else config
     depths, rates, seeds = check_depths(depths), check_rates(rates), check_seeds(seeds)
+    cases, (rms_logits, loss, moved, loss_after, linear) = _measure_cases(depths, rates, seeds, config)
+    rows = []
+    for c, (s, depth, pre_norm) in enumerate(cases):
+        for r, rate in enumerate(rates):
+            rows.append({
+                "layers": depth, "pre_norm": pre_norm, "seed": seeds[s], "learning_rate": rate,
+                "loss": loss[c], "loss_after": loss_after[c, r], "delta_loss": loss_after[c, r] - loss[c],
+                "linear_delta_loss": linear[c, r],
+                "rms_logits": rms_logits[c], "rms_delta_logits": moved[c, r],
+                "relative": moved[c, r] / rms_logits[c]})
+    return rows
+
+
+def loss_along_update(config: StressConfig | None, seed: int, layers: int, rate: float,
+                      ts: Sequence[float]) -> dict:
+    """The loss along AdamW's first update, ``{pre_norm: {"loss": L(theta_0 + t * Delta theta) per t,
+    "slope": <g, Delta theta>}}``, with ``Delta theta`` the first update at ``rate``
+    (see the module's formula), ``g`` the gradient at ``theta_0`` and ``L`` the loss on the first
+    batch, for the ``layers``-block model from ``PRNGKey(seed)``. Its tangent at ``t = 0`` is
+    ``L(theta_0) + t * <g, Delta theta>``; ``t = 1`` is the full step, ``t = 1 / warmup`` warmup's
+    first. The same program as :func:`first_update_table`, its rates ``t * rate``."""
+    config = StressConfig() if config is None else config
+    seed, layers = check_int(seed, "seed", minimum=0), check_int(layers, "layers", minimum=1)
+    rate = check_positive(rate, "rate")
+    ts = list(ts) if not isinstance(ts, (str, bytes)) and hasattr(ts, "__iter__") else None
+    if not ts:
+        raise ValueError("ts: must be a non-empty sequence of finite numbers")
+    ts = [float(t) for t in ts]
+    if not np.all(np.isfinite(ts)):
+        raise ValueError(f"ts: must be finite numbers, got {ts!r}")
+    cases, (_, _, _, loss_after, linear) = _measure_cases([layers], [rate] + [t * rate for t in ts],
+                                                          [seed], config)
+    return {pre_norm: {"loss": loss_after[c, 1:], "slope": float(linear[c, 0])}
+            for c, (_, _, pre_norm) in enumerate(cases)}
+
+
+def _measure_cases(depths, rates, seeds, config):
+    """``(cases, arrays)``: ``cases`` the ``(seed index, depth, pre_norm)`` list and ``arrays``
+    :func:`first_update`'s outputs for each, from one compiled program over the deepest tree."""
     deep = config.replace(layers=max(depths))
     params = initial_state(deep, seeds)[0][0]
     sources, targets = make_batches(config.replace(steps=1))
@@ -134,17 +175,7 @@ def first_update_table(depths: Sequence[int], rates: Sequence[float], seeds: Seq
     args = (params, *(np.array(column, dtype) for column, dtype in zip(zip(*cases), (np.int32, np.int32, bool))),
             np.asarray(rates, np.float32))
     program, _ = compile_program(all_cases, args, cpu_options=CPU_SETUP_OPTIONS)
-    rms_logits, loss, moved, loss_after, linear = (np.asarray(a, np.float64) for a in program(*args))
-    rows = []
-    for c, (s, depth, pre_norm) in enumerate(cases):
-        for r, rate in enumerate(rates):
-            rows.append({
-                "layers": depth, "pre_norm": pre_norm, "seed": seeds[s], "learning_rate": rate,
-                "loss": loss[c], "loss_after": loss_after[c, r], "delta_loss": loss_after[c, r] - loss[c],
-                "linear_delta_loss": linear[c, r],
-                "rms_logits": rms_logits[c], "rms_delta_logits": moved[c, r],
-                "relative": moved[c, r] / rms_logits[c]})
-    return rows
+    return cases, tuple(np.asarray(a, np.float64) for a in program(*args))
 
 
 def first_steps(steps: int, seeds: Sequence[int], config: StressConfig | None = None,

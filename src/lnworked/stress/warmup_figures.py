@@ -12,7 +12,7 @@ import numpy as np
 from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["mean_over_seeds", "first_update_figure", "first_steps_figure", "amplification_figure"]
+__all__ = ["mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "amplification_figure"]
 
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
 
@@ -51,6 +51,32 @@ def first_update_figure(rows, rate: float, small_rate: float):
     bottom.set_yscale("log")
     _style(top, "Loss change of the first update", "layers", "Δ loss (below 0: it helped)")
     _style(bottom, "Change of the logits, relative", "layers", "RMS Δ logits / RMS logits")
+    _legend(top)
+    return fig
+
+
+def loss_along_update_figure(ts, curves: dict, first_t: float):
+    """Two stacked panels of the loss change along the first update, ``L(theta_0 + t Delta theta) - L(theta_0)``
+    against ``t`` (curves of :func:`~lnworked.stress.first_update.loss_along_update`, thick) beside
+    each tangent ``t <g, Delta theta>`` (thin dotted): top the whole step ``0 <= t <= 1``, bottom zoomed
+    on ``t <= 8 first_t`` around warmup's first step ``t = first_t`` (the grey line)."""
+    ts = np.asarray(ts, float)
+    order = np.argsort(ts)
+    fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
+    for ax, end in ((top, ts.max()), (bottom, 8 * first_t)):
+        shown = order[ts[order] <= end * (1 + 1e-9)]
+        line = np.linspace(0, end, 50)
+        for pre_norm, (name, color, style, marker) in _LOOK.items():
+            loss = np.asarray(curves[pre_norm]["loss"], float)
+            start = loss[np.argmin(np.abs(ts))]
+            ax.plot(ts[shown], loss[shown] - start, style, marker=marker, color=color, linewidth=2.5,
+                    label=f"{name}: the loss")
+            ax.plot(line, curves[pre_norm]["slope"] * line, ":", color=color, linewidth=2,
+                    label=f"{name}: its tangent")
+        ax.axvline(first_t, color=PALETTE["text"], alpha=0.4, linewidth=1)
+        ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
+    _style(top, "The loss along the first update", "t (1 = the full step)", "loss change")
+    _style(bottom, "Zoom: warmup's first step (grey)", "t", "loss change")
     _legend(top)
     return fig
 
