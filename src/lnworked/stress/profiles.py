@@ -87,6 +87,34 @@ def make_profile_fn(config: StressConfig):
     return profile
 
 
+def _trained_snapshots(config: StressConfig, runs, pre, sources, targets, snapshots, device):
+    """Train ``runs`` from their shared initial weights and yield ``(step, params, opt_state,
+    alive)`` at each of the sorted ``snapshots`` steps (0 = the initial weights).
+
+    Training is the compiled path (:func:`lnworked.stress.train.make_chunk_fn`) on the full run's
+    rate schedule, in chunks of ``gcd`` of the snapshot steps; iterate inside
+    ``jax.default_device(device)``."""
+    rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps)
+                      for r in runs]).astype(np.float32)
+    chunk = reduce(math.gcd, [s for s in snapshots if s > 0], 0) or 1
+    (params, opt_state), _ = initial_state(config, [config.seed] * len(runs), device)
+    alive = np.ones(len(runs), bool)
+    step, compiled = 0, None
+    while True:
+        if step in snapshots:
+            yield step, params, opt_state, alive
+        if step >= snapshots[-1]:
+            return
+        window = slice(step, step + chunk)
+        args = (params, opt_state, alive, pre, sources[window], targets[window], rates[:, window],
+                np.ones(chunk, bool))
+        if compiled is None:
+            compiled, _ = compile_program(make_chunk_fn(config, True), args, device)
+        (params, opt_state, alive), _ = compiled(*args)
+        params, opt_state, alive = jax.tree.map(np.asarray, (params, opt_state, alive))
+        step += chunk
+
+
 def trained_profiles(config: StressConfig | None = None, snapshots=SNAPSHOTS, device=None,
                      progress: Callable[[int], None] | None = None):
     """``(rows, interrupted)``: tidy rows ``{run, pre_norm, warmup, step, layer, loss, <QUANTITIES>}``
@@ -99,39 +127,25 @@ def trained_profiles(config: StressConfig | None = None, snapshots=SNAPSHOTS, de
     runs = default_runs(config)
     device = jax.devices("cpu")[0] if device is None else device
     sources, targets = make_batches(config)
-    rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs]).astype(np.float32)
     pre = np.array([r.pre_norm for r in runs])
-    chunk = reduce(math.gcd, [s for s in snapshots if s > 0], 0) or 1
     rows, interrupted = [], False
     with jax.default_device(device):
-        (params, opt_state), _ = initial_state(config, [config.seed] * len(runs), device)
-        alive = np.ones(len(runs), bool)
-        prof_args = (params, sources[0], targets[0], pre)
-        profile, _ = compile_program(jax.vmap(make_profile_fn(config), in_axes=(0, None, None, 0)), prof_args,
-                                     device, CPU_SETUP_OPTIONS)
-        step, compiled = 0, None
+        profile = None
         try:
-            while True:
-                if step in snapshots:
-                    values = jax.tree.map(np.asarray, profile(params, sources[0], targets[0], pre))
-                    for r, run in enumerate(runs):
-                        for l in range(config.layers):
-                            rows.append({"run": run.name, "pre_norm": run.pre_norm, "warmup": run.warmup_steps,
-                                         "step": step, "layer": l + 1, "alive": bool(alive[r]),
-                                         "loss": float(values["loss"][r]),
-                                         **{q: float(values[q][r, l]) for q in QUANTITIES}})
-                    if progress is not None:
-                        progress(step)
-                if step >= snapshots[-1]:
-                    break
-                window = slice(step, step + chunk)
-                args = (params, opt_state, alive, pre, sources[window], targets[window], rates[:, window],
-                        np.ones(chunk, bool))
-                if compiled is None:
-                    compiled, _ = compile_program(make_chunk_fn(config, True), args, device)
-                (params, opt_state, alive), _ = compiled(*args)
-                params, opt_state, alive = jax.tree.map(np.asarray, (params, opt_state, alive))
-                step += chunk
+            for step, params, _, alive in _trained_snapshots(config, runs, pre, sources, targets, snapshots, device):
+                if profile is None:
+                    prof_args = (params, sources[0], targets[0], pre)
+                    profile, _ = compile_program(jax.vmap(make_profile_fn(config), in_axes=(0, None, None, 0)),
+                                                 prof_args, device, CPU_SETUP_OPTIONS)
+                values = jax.tree.map(np.asarray, profile(params, sources[0], targets[0], pre))
+                for r, run in enumerate(runs):
+                    for l in range(config.layers):
+                        rows.append({"run": run.name, "pre_norm": run.pre_norm, "warmup": run.warmup_steps,
+                                     "step": step, "layer": l + 1, "alive": bool(alive[r]),
+                                     "loss": float(values["loss"][r]),
+                                     **{q: float(values[q][r, l]) for q in QUANTITIES}})
+                if progress is not None:
+                    progress(step)
         except KeyboardInterrupt:
             interrupted = True
     return rows, interrupted
@@ -254,45 +268,31 @@ def step_responses(config: StressConfig | None = None, snapshots=RESPONSE_SNAPSH
     runs = default_runs(config)
     device = jax.devices("cpu")[0] if device is None else device
     sources, targets = make_batches(config)
-    schedule = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps)
-                         for r in runs]).astype(np.float32)
     pre = np.array([r.pre_norm for r in runs])
-    chunk = reduce(math.gcd, [s for s in snapshots if s > 0], 0) or 1
     eta = np.asarray(rates, np.float32)
     rows, interrupted = [], False
     with jax.default_device(device):
-        (params, opt_state), _ = initial_state(config, [config.seed] * len(runs), device)
-        alive = np.ones(len(runs), bool)
-        args = (params, opt_state, sources[0], targets[0], pre, eta)
-        respond, _ = compile_program(jax.vmap(make_step_response_fn(config), in_axes=(0, 0, None, None, 0, None)),
-                                     args, device, CPU_SETUP_OPTIONS)
-        step, compiled = 0, None
+        respond = None
         try:
-            while True:
-                if step in snapshots:
-                    rms0, loss, moved, after, linear = (np.asarray(a, np.float64) for a in
-                                                        respond(params, opt_state, sources[0], targets[0], pre, eta))
-                    for r, run in enumerate(runs):
-                        for k, rate in enumerate(rates):
-                            delta = after[r, k] - loss[r]
-                            rows.append({"run": run.name, "pre_norm": run.pre_norm, "warmup": run.warmup_steps,
-                                         "step": step, "alive": bool(alive[r]), "learning_rate": rate,
-                                         "loss": loss[r], "loss_after": after[r, k], "delta_loss": delta,
-                                         "linear_delta_loss": linear[r, k], "delivered": delta / linear[r, k],
-                                         "rms_logits": rms0[r], "rms_delta_logits": moved[r, k],
-                                         "relative": moved[r, k] / rms0[r]})
-                    if progress is not None:
-                        progress(step)
-                if step >= snapshots[-1]:
-                    break
-                window = slice(step, step + chunk)
-                args = (params, opt_state, alive, pre, sources[window], targets[window], schedule[:, window],
-                        np.ones(chunk, bool))
-                if compiled is None:
-                    compiled, _ = compile_program(make_chunk_fn(config, True), args, device)
-                (params, opt_state, alive), _ = compiled(*args)
-                params, opt_state, alive = jax.tree.map(np.asarray, (params, opt_state, alive))
-                step += chunk
+            for step, params, opt_state, alive in _trained_snapshots(config, runs, pre, sources, targets,
+                                                                     snapshots, device):
+                args = (params, opt_state, sources[0], targets[0], pre, eta)
+                if respond is None:
+                    respond, _ = compile_program(
+                        jax.vmap(make_step_response_fn(config), in_axes=(0, 0, None, None, 0, None)),
+                        args, device, CPU_SETUP_OPTIONS)
+                rms0, loss, moved, after, linear = (np.asarray(a, np.float64) for a in respond(*args))
+                for r, run in enumerate(runs):
+                    for k, rate in enumerate(rates):
+                        delta = after[r, k] - loss[r]
+                        rows.append({"run": run.name, "pre_norm": run.pre_norm, "warmup": run.warmup_steps,
+                                     "step": step, "alive": bool(alive[r]), "learning_rate": rate,
+                                     "loss": loss[r], "loss_after": after[r, k], "delta_loss": delta,
+                                     "linear_delta_loss": linear[r, k], "delivered": delta / linear[r, k],
+                                     "rms_logits": rms0[r], "rms_delta_logits": moved[r, k],
+                                     "relative": moved[r, k] / rms0[r]})
+                if progress is not None:
+                    progress(step)
         except KeyboardInterrupt:
             interrupted = True
     return rows, interrupted
