@@ -62,6 +62,42 @@ def test_figure_house_style_and_png(name):
     assert _pylab_helpers.Gcf.get_num_fig_managers() == managers_before, "a pyplot figure leaked"
 
 
+#: The column a figure gets on a 390 px phone: the page's (350 px), or a folded answer's (250 px).
+PHONE_COLUMN_PX = {"post_ln_bars": 250, "pre_ln_bars": 250}
+
+
+def drawn_texts(fig):
+    """The figure's non-empty visible texts, less the tick labels of axes that are switched off."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        ax = text.axes
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        if ax is not None and not ax.axison and text not in ax.texts and text is not ax.title:
+            continue
+        yield text
+
+
+@pytest.mark.parametrize("name", FIGURE_FUNCTIONS + ["family_profiles"])
+def test_every_text_is_legible_on_a_phone(name):
+    """Scaled to a phone's column, no title, label, tick, legend or annotation is under 9 px tall."""
+    fig = build(name)
+    png = fig._repr_png_()
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
+    column = PHONE_COLUMN_PX.get(name, style.PHONE_SCREEN_PX)
+    sizes = {text.get_text(): style.phone_font_px(text.get_fontsize(), width, screen_px=column)
+             for text in drawn_texts(fig)}
+    assert sizes
+    small = {text: round(px, 1) for text, px in sizes.items() if px < 9}
+    assert not small, f"{name} at {column} px: texts under 9 px: {small}"
+
+
+def test_phone_font_px_scales_only_wide_images():
+    assert style.phone_font_px(12, 1100, dpi=110, screen_px=350) == pytest.approx(12 * 110 / 72 * 350 / 1100)
+    assert style.phone_font_px(12, 300, dpi=110, screen_px=350) == pytest.approx(12 * 110 / 72)
+
+
 def test_new_figure_shapes_and_palette():
     fig, ax = style.new_figure(4, 3)
     assert not isinstance(ax, np.ndarray) and ax.figure is fig

@@ -123,7 +123,7 @@ def block_diagrams() -> Figure:
     The orange residual highway enters the navy LayerNorm box in Post-LN and bypasses every
     box in Pre-LN, going straight up into the magenta add.
     """
-    fig, (post, pre) = new_figure(9.0, 6.4, ncols=2)
+    fig, (post, pre) = new_figure(6.4, 5.6, ncols=2)  # narrow: legible on a phone
     _post_ln_diagram(post)
     _pre_ln_diagram(pre)
     return fig
@@ -170,11 +170,11 @@ def identity_path_diagram(layers: int = 4) -> Figure:
     branches tap it, pass N and F, and add back. Post-Norm: the residual is still added,
     but an N box sits on the stream after every add, so every path passes through N.
     """
-    fig, (pre, post) = new_figure(8.0, 1.4 + 1.4 * layers, ncols=2)
+    fig, (pre, post) = new_figure(5.4, 1.8 + 1.4 * layers, ncols=2)  # narrow: legible on a phone
     _stacked_column(pre, layers, pre=True)
-    _title(pre, "Pre-Norm: untouched identity highway", PALETTE["identity"])
+    _title(pre, "Pre-LN: untouched\nidentity highway", PALETTE["identity"])
     _stacked_column(post, layers, pre=False)
-    _title(post, "Post-Norm: every path passes through N", PALETTE["post"])
+    _title(post, "Post-LN: every path\npasses through N", PALETTE["post"])
     return fig
 
 
@@ -252,7 +252,7 @@ def transformer_block_diagrams() -> Figure:
     ``box-attention`` and ``box-mlp``, adds ``box-add``, residual copies ``highway``.
     """
     font = FONT["box"] + 1
-    fig, (post, pre) = new_figure(7.6, 10.0, ncols=2)
+    fig, (post, pre) = new_figure(6.2, 9.0, ncols=2)  # narrow: legible on a phone
     tops = []
     for ax, is_pre, name, color in ((post, False, "Post-LN\n(original transformer)", PALETTE["post"]),
                                     (pre, True, "Pre-LN\n(GPT-2, LLaMA)", PALETTE["pre"])):

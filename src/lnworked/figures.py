@@ -26,7 +26,7 @@ from lnworked.examples import get_example
 from lnworked.placements import VARIANTS
 from lnworked.random_stack import stack_profile
 from lnworked.norms import DegenerateInputError, layer_norm
-from lnworked.style import FONT, PALETTE, new_figure
+from lnworked.style import FONT, PALETTE, PHONE_WIDTH, new_figure
 from lnworked.style import labels as _labels
 from lnworked.style import legend as _legend
 from lnworked.style import title as _title
@@ -46,6 +46,10 @@ __all__ = [
 
 # --- Seed 004's bar charts (s02, s03) -------------------------------------------------
 
+#: The bar charts are narrower than :data:`~lnworked.style.PHONE_WIDTH`: chapter 2 shows them
+#: inside a forecast's folded answer, about 250 px wide on a phone.
+_BARS_WIDTH = 4.2
+
 
 def _bars(ax, values, color, title, mean_color, title_color=None):
     """Bars for one vector with a dashed mean line labelled ``mean=<computed mean>``."""
@@ -56,8 +60,8 @@ def _bars(ax, values, color, title, mean_color, title_color=None):
     if abs(mean) < 1e-12 * np.max(np.abs(values)):
         mean = 0.0  # rounding noise of a mean that is zero in exact arithmetic
     ax.axhline(mean, color=mean_color, linestyle="--", linewidth=2, zorder=3, gid="mean")
-    ax.text(positions[-1] + 0.5, mean, f"mean={format_value(mean, 4)}", color=mean_color,
-            fontsize=FONT["annotation"], va="bottom", ha="right", zorder=4,
+    ax.text(positions[0] - 0.45, mean, f"mean={format_value(mean, 4)}", color=mean_color,
+            fontsize=FONT["annotation"], va="bottom", ha="left", zorder=4,
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     ax.axhline(0, color=PALETTE["text"], linewidth=0.8, zorder=1)
     ax.set_xticks(positions, [f"$x_{i}$" for i in positions])
@@ -68,23 +72,28 @@ def _bars(ax, values, color, title, mean_color, title_color=None):
 
 
 def post_ln_bars() -> Figure:
-    """Seed 004's figure s02 from ``004-ex1``: z = x + F(x) (left) and LN(z) (right)."""
+    """Seed 004's figure s02 from ``004-ex1``: z = x + F(x) (top) and LN(z) (below).
+
+    Narrow and stacked: the chapter shows it inside a folded answer, the narrowest column.
+    """
     example = get_example("004-ex1")
-    fig, (left, right) = new_figure(9.0, 3.8, ncols=2)
+    fig, (left, right) = new_figure(_BARS_WIDTH, 6.4, nrows=2)
     _bars(left, example.value("z"), PALETTE["sublayer"], "$z = x + F(x)$", PALETTE["highway"])
     _bars(right, example.value("out"), PALETTE["post"], "$x_{out} = \\mathrm{LN}(z)$", PALETTE["highway"])
-    left.set_ylabel("value", fontsize=FONT["label"])
+    for ax in (left, right):
+        ax.set_ylabel("value", fontsize=FONT["label"])
     return fig
 
 
 def pre_ln_bars() -> Figure:
-    """Seed 004's figure s03 from ``004-ex2``: x, LN(x) and x + LN(x), each with its mean."""
+    """Seed 004's figure s03 from ``004-ex2``: x, LN(x) and x + LN(x) (top to bottom), each with its mean."""
     example = get_example("004-ex2")
-    fig, axes = new_figure(12.0, 3.8, ncols=3)
+    fig, axes = new_figure(_BARS_WIDTH, 9.0, nrows=3)
     _bars(axes[0], example.value("x"), PALETTE["sublayer"], "$x$", PALETTE["norm"])
     _bars(axes[1], example.value("normed"), PALETTE["highway"], "$\\mathrm{LN}(x)$", PALETTE["norm"])
     _bars(axes[2], example.value("out"), PALETTE["post"], "$x + \\mathrm{LN}(x)$", PALETTE["norm"])
-    axes[0].set_ylabel("value", fontsize=FONT["label"])
+    for ax in axes:
+        ax.set_ylabel("value", fontsize=FONT["label"])
     return fig
 
 
@@ -98,23 +107,26 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
     Lines come from :func:`lnworked.depth.gradient_factors`; the depths in ``marks`` (those
     not beyond ``layers``) are marked and annotated with their values.
     """
-    fig, ax = new_figure(8.0, 4.8)
+    fig, ax = new_figure(PHONE_WIDTH, 4.8)
     depth = np.arange(1, layers + 1)
     for label, factor, color, offset in (("Pre-LN", pre_factor, PALETTE["pre"], (-8, 8)),
-                                         ("Post-LN", post_factor, PALETTE["post"], (-8, -16))):
+                                         ("Post-LN", post_factor, PALETTE["post"], (8, 4))):
         values = gradient_factors(factor, layers)
         ax.plot(depth, values, color=color, linewidth=2.4, label=f"{label}: ${format_value(factor)}^L$",
                 gid=f"line-{label}")
         for mark in (m for m in marks if 1 <= m <= layers):
             value = values[mark - 1]
             ax.plot([mark], [value], "o", color=color, markersize=7, gid=f"mark-{label}")
-            ax.annotate(format_value(value, 3), (mark, value), textcoords="offset points", xytext=offset,
-                        ha="right", fontsize=FONT["annotation"], color=color)
+            last = mark > 0.8 * layers  # near the right edge: the label goes left of the mark, below the line
+            xytext = (-8, -16) if last and offset[0] > 0 else offset
+            ax.annotate(format_value(value, 3), (mark, value), textcoords="offset points", xytext=xytext,
+                        ha="left" if xytext[0] > 0 else "right", fontsize=FONT["annotation"], color=color)
     ax.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.5)
     ax.set_yscale("log")
     ax.set_xlim(0, layers + 2)
-    _labels(ax, "depth $L$ (layers)", "gradient factor $f^L$ (log scale)")
-    _title(ax, "Gradient reaching the input after $L$ layers")
+    ax.xaxis.set_major_locator(FixedLocator([m for m in (0, 24, 48, 72, 96, 120) if m <= layers + 2]))
+    _labels(ax, "depth $L$ (layers)", "gradient factor $f^L$ (log)")
+    _title(ax, "Gradient reaching the input\nafter $L$ layers")
     _legend(ax, loc="lower left")
     return fig
 
@@ -128,7 +140,7 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     stream ``x <- LN(x + F)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
     at 1.
     """
-    fig, ax = new_figure(5.4, 4.4)  # narrow: legible when a phone shrinks it
+    fig, ax = new_figure(PHONE_WIDTH, 4.8)  # narrow: legible when a phone shrinks it
     n = np.arange(1, max_additions + 1)
     analytic = np.array([residual_std(int(k), branch_variance) for k in n])
     ax.plot(n, analytic, color=PALETTE["pre"], linewidth=2.4, gid="pre-analytic",
@@ -142,7 +154,7 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     ax.set_xlim(0, max_additions + 1)
     ax.set_ylim(0, analytic.max() * 1.1)
     _labels(ax, "number of writes $L$", "std of the residual stream")
-    _title(ax, f"Stream std after $L$ writes of variance $v = {format_value(branch_variance)}$")
+    _title(ax, f"Stream std after $L$ writes\nof variance $v = {format_value(branch_variance)}$")
     _legend(ax, loc="upper left")
     return fig
 
@@ -161,13 +173,13 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     scales like 1/σ of the sum it normalises (bottom panel).
     """
     pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)
-    fig, (hist, scaling) = new_figure(5.4, 8.0, nrows=2)
+    fig, (hist, scaling) = new_figure(PHONE_WIDTH, 8.4, nrows=2)
     bins = np.linspace(0.0, max(pre.max(), post.max()) * 1.02, 50)
     hist.hist(pre.ravel(), bins=bins, color=PALETTE["pre"], alpha=0.75, label="Pre-LN", gid="hist-pre")
     hist.hist(post.ravel(), bins=bins, color=PALETTE["post"], alpha=0.75, label="Post-LN", gid="hist-post")
     zeros = int(np.sum(post < 1e-4 * post[:, :1]))
-    hist.annotate(f"Post-LN: {format_value(zeros / samples)} near-zero singular\nvalues per input (one exactly 0,\none of order $\\varepsilon$)",
-                  (0, zeros), xytext=(0.5, 0.45), textcoords="axes fraction", fontsize=FONT["annotation"],
+    hist.annotate(f"Post-LN: {format_value(zeros / samples)} near-zero\nsingular values\nper input (one 0,\none of order $\\varepsilon$)",
+                  (0, zeros), xytext=(0.52, 0.3), textcoords="axes fraction", fontsize=FONT["annotation"],
                   color=PALETTE["post"], arrowprops={"arrowstyle": "->", "color": PALETTE["post"]})
     _labels(hist, "singular value", "count")
     _title(hist, f"Block Jacobian singular values\n($d = {d}$, {samples} inputs)")
@@ -205,7 +217,7 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     """
     pattern = layer_norm(np.array([-3.0, -1.0, 1.0, 3.0]), eps=0)
     spreads = np.logspace(-7, 1, 161)
-    fig, ax = new_figure(8.0, 4.8)
+    fig, ax = new_figure(PHONE_WIDTH, 5.6)
     colors = (PALETTE["post"], PALETTE["highway"], PALETTE["norm"], PALETTE["pre"], PALETTE["identity"])
     for eps, color in zip(epsilons, colors):
         x = base + spreads[:, None] * pattern
@@ -223,14 +235,20 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     except DegenerateInputError:
         at_zero = "0/0 (error)"
     at_zero_eps = format_value(np.max(np.abs(layer_norm(flat, eps=epsilons[-1]))))
-    ax.text(0.02, 0.05, f"spread $\\sigma = 0$: $\\varepsilon = 0$ gives {at_zero}; $\\varepsilon > 0$ gives {at_zero_eps}",
-            transform=ax.transAxes, fontsize=FONT["annotation"], color=PALETTE["text"])
+    ax.text(0.97, 0.12, f"spread $\\sigma = 0$:\n$\\varepsilon = 0$ gives {at_zero}\n$\\varepsilon > 0$ gives {at_zero_eps}",
+            transform=ax.transAxes, fontsize=FONT["annotation"], color=PALETTE["text"], va="bottom", ha="right",
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(1e-7, 10)
+    ax.xaxis.set_major_locator(FixedLocator([1e-7, 1e-5, 1e-3, 1e-1, 10]))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_locator(FixedLocator([1e-7, 1e-5, 1e-3, 1e-1, 10]))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     _labels(ax, "spread $\\sigma$ of the input (std)", "max $|\\mathrm{LN}(x)|$")
-    _title(ax, "LayerNorm of a nearly flat vector: $\\varepsilon$ is the cushion")
-    _legend(ax, loc="center right")
+    _title(ax, "LayerNorm of a nearly flat vector:\n$\\varepsilon$ is the cushion")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(epsilons),
+               fontsize=FONT["legend"], frameon=False)
     return fig
 
 
@@ -244,9 +262,8 @@ def errata_chart() -> Figure:
     tiny or spread over more than two decades.
     """
     rows = numeric_errata()
-    ncols = min(2, max(1, len(rows)))
-    nrows = max(1, math.ceil(len(rows) / ncols))
-    fig, axes = new_figure(5.2 * ncols, 3.6 * nrows, ncols=ncols, nrows=nrows)
+    nrows = max(1, len(rows))  # one column: panels stacked, legible on a phone
+    fig, axes = new_figure(PHONE_WIDTH, 0.6 + 3.2 * nrows, nrows=nrows)
     axes = np.atleast_1d(axes)
     for ax, (example, stated, computed) in zip(axes, rows):
         positions = np.arange(stated.size)
@@ -259,10 +276,11 @@ def errata_chart() -> Figure:
         for offset, series in ((-0.2, stated), (0.2, computed)):
             for position, value in zip(positions, series):
                 ax.text(position + offset, value, format_value(value, 3), ha="center",
-                        va="bottom" if value >= 0 else "top", fontsize=FONT["annotation"] - 1)
+                        va="bottom" if value >= 0 else "top", fontsize=FONT["annotation"])
         if log:
             ax.set_yscale("log")
             ax.set_ylim(values.min() / 3, values.max() * 5)
+            ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: fewer, larger labels
         else:
             span = max(abs(values.min()), abs(values.max()))
             ax.set_ylim(min(0.0, values.min()) - 0.2 * span, max(0.0, values.max()) + 0.25 * span)
@@ -305,7 +323,7 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     (1 means the readout's gradient arrives at its own size). Lines carry ``gid``
     ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
     """
-    fig, (left, right) = new_figure(6.0, 9.6, nrows=2)  # stacked and narrow: legible on a phone
+    fig, (left, right) = new_figure(PHONE_WIDTH, 10.4, nrows=2)  # stacked and narrow: legible on a phone
     handles = []
     for name, spec in VARIANTS.items():
         profile = stack_profile(name, layers, width=width, seed=seed)
@@ -328,11 +346,12 @@ def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
     if final:
         left.annotate("head sees $N_{final}(x_L)$", (layers, 1.0), xytext=(-10, 14), textcoords="offset points",
                       ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
-    _labels(left, "layer $\\ell$", "RMS of the residual stream $x_\\ell$")
-    _title(left, f"Forward: stream size ($d = {width}$, seed {seed})")
-    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\| \\,/\\, \\|w\\|$ (log)")
+    _labels(left, "layer $\\ell$", "RMS of the stream $x_\\ell$")
+    _title(left, f"Forward: stream size\n($d = {width}$, seed {seed})")
+    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\| \\,/\\, \\|w\\|$")
     _title(right, "Backward: gradient reaching the input")
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT["legend"], frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT["legend"], frameon=False,
+               columnspacing=1.0, handlelength=1.8)
     return fig
 
 

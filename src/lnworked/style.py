@@ -10,8 +10,9 @@ global figure list, and a notebook can ``glue`` the figure. ``BookFigure`` adds
 ``pyplot`` was never imported (it would show as ``<Figure size ...>``).
 
 The style: an opaque white face colour so the figures stay readable in the theme's dark
-mode, font sizes of 11-13 pt (:data:`FONT`), a title on every axes (:func:`title`), and the
-seeds' palette (:data:`PALETTE`): violet for sublayers and Pre-LN, orange for the residual
+mode, font sizes of 12-14 pt (:data:`FONT`) on figures at most :data:`PHONE_WIDTH` inches wide
+(panels stacked, not side by side) so that a phone can read them, a title on every axes
+(:func:`title`), and the seeds' palette (:data:`PALETTE`): violet for sublayers and Pre-LN, orange for the residual
 highway, magenta for adds and Post-LN, navy for LayerNorm boxes, blue for seed 002's
 identity highway and grey for a seed's stated value (or an input).
 """
@@ -23,7 +24,8 @@ import io
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["PALETTE", "FONT", "BookFigure", "figure_png", "style_axes", "new_figure", "title", "labels", "legend"]
+__all__ = ["PALETTE", "FONT", "PHONE_WIDTH", "PHONE_SCREEN_PX", "BookFigure", "phone_font_px", "figure_png",
+           "style_axes", "new_figure", "title", "labels", "legend"]
 
 #: The seeds' colours, by role and by name (seed 004's figures s01-s03, seed 002's diagram).
 PALETTE = {
@@ -44,7 +46,15 @@ PALETTE.update(violet=PALETTE["sublayer"], orange=PALETTE["highway"], magenta=PA
                navy=PALETTE["norm"], blue=PALETTE["identity"], grey=PALETTE["seed"])
 
 #: Font sizes in points.
-FONT = {"title": 13, "label": 12, "tick": 11, "legend": 11, "annotation": 11, "box": 12}
+FONT = {"title": 14, "label": 13, "tick": 12, "legend": 12, "annotation": 12, "box": 12}
+
+#: The widest a figure should be, in inches: a phone (390 px wide, about 350 px of figure
+#: width) shrinks a figure rendered at ``dpi`` to ``PHONE_SCREEN_PX / (width * dpi)`` of its
+#: size, so at 5.4 inches a 12 pt font still shows at about 11 px (:func:`phone_font_px`).
+PHONE_WIDTH = 5.4
+
+#: The width, in CSS pixels, a figure gets on a 390 px phone screen (the book's column).
+PHONE_SCREEN_PX = 350
 
 
 class BookFigure(Figure):
@@ -61,10 +71,19 @@ def figure_png(fig: Figure, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
+def phone_font_px(fontsize: float, image_width_px: float, dpi: int = 110, screen_px: float = PHONE_SCREEN_PX) -> float:
+    """The height in CSS px of a ``fontsize``-pt text once the image is scaled to the screen.
+
+    ``fontsize * dpi / 72`` pixels in the PNG, times ``min(1, screen_px / image_width_px)``
+    (a browser shrinks a wide image to the column, never enlarges a narrow one).
+    """
+    return fontsize * dpi / 72 * min(1.0, screen_px / image_width_px)
+
+
 def style_axes(ax, grid: bool = True):
     """Apply the house style to one axes: tick sizes, light grid, no top/right spines."""
     ax.set_facecolor(PALETTE["background"])
-    ax.tick_params(labelsize=FONT["tick"], colors=PALETTE["text"])
+    ax.tick_params(which="both", labelsize=FONT["tick"], colors=PALETTE["text"])
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     if grid:
