@@ -659,11 +659,11 @@ def _stack_readouts(values: dict) -> dict:
 def _stack_table(readouts: dict) -> str:
     return _rows_table((
         ("gradient at the input, ‖g₀‖ / ‖g_L‖ (this seed)", "input", readouts["input"]),
-        ("per-block factor it implies (geometric mean gain)", "per-block", readouts["per-block"]),
-        ("blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
+        ("this seed's per-block factor (geometric mean of its gains)", "per-block", readouts["per-block"]),
+        ("this seed's blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
         (f"smallest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
         (f"largest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
-        ("scalar toy at this depth, 0.65^L (Post-LN) or 1.3^L (Pre-LN)", "toy", readouts["toy"]),
+        ("for comparison, the scalar toy (Ex 5) at this depth: 0.65^L Post-LN, 1.3^L Pre-LN", "toy", readouts["toy"]),
     ))
 
 
