@@ -1,20 +1,36 @@
-"""Figures of the why-warmup chapter: the first update against depth, the first steps, amplification.
+"""Figures of the why-warmup chapter: the first update against depth, the first steps, amplification,
+and the summary of the argument (forward share, backward gradient, update sensitivity).
 
-Same house style and phone sizes as :mod:`lnworked.stress.figures` (stacked panels, Pre-LN
-violet solid, Post-LN magenta dashed); each figure shows the mean over seeds with the
-seeds' range as a band or as thin lines.
+House style of :mod:`lnworked.style` at the width of :mod:`lnworked.stress.figures` (stacked
+panels, never side by side; Pre-LN violet solid with circles, Post-LN magenta dashed with
+squares); each figure shows the mean over seeds with the seeds' range as a band or as thin
+lines. Text is at :data:`FONT_390`, larger than the house sizes: a :data:`WIDTH`-inch figure
+is shown at about 0.6 of its size on a 390 px phone, so 14 pt still reads at about 12 px.
+Curves that differ in more than the placement differ in colour and marker too, not only in
+line style.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+from lnworked.stress.figures import WIDTH
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "amplification_figure"]
+__all__ = ["FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure",
+           "amplification_figure", "argument_figure"]
+
+#: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
+FONT_390 = {"title": 16, "label": 15, "tick": 14, "legend": 14}
 
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
+
+
+def _style(ax, title: str, xlabel: str, ylabel: str):
+    ax.set_title(title, fontsize=FONT_390["title"])
+    ax.set_xlabel(xlabel, fontsize=FONT_390["label"])
+    ax.set_ylabel(ylabel, fontsize=FONT_390["label"])
+    ax.tick_params(which="both", labelsize=FONT_390["tick"])
 
 
 def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
@@ -26,32 +42,33 @@ def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
             np.array([np.max(v) for v in values]))
 
 
-def _legend(ax):
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False)
+def _legend(ax, **kw):
+    ax.legend(fontsize=FONT_390["legend"], frameon=False, **kw)
 
 
 def first_update_figure(rows, rate: float, small_rate: float):
     """Two stacked panels against depth: the loss change of the first update at ``rate`` and
-    ``small_rate`` (Delta loss, per placement), and the RMS change of the logits relative to their RMS."""
-    fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
+    ``small_rate`` (Delta loss, per placement), and the RMS change of the logits relative to their RMS.
+    The full rate is drawn with filled markers, the small one with open markers and a thinner line."""
+    fig, (top, bottom) = new_figure(WIDTH, 10.0, nrows=2)
     for pre_norm, (name, color, style, marker) in _LOOK.items():
-        for lr, alpha in ((rate, 1.0), (small_rate, 0.45)):
-            d, mean, low, high = mean_over_seeds(rows, "delta_loss", pre_norm, learning_rate=lr)
-            top.plot(d, mean, style, marker=marker, color=color, alpha=alpha, linewidth=2,
-                     label=f"{name}, rate {lr:.2g}")
-            top.fill_between(d, low, high, color=color, alpha=0.15 * alpha)
-            d, mean, low, high = mean_over_seeds(rows, "relative", pre_norm, learning_rate=lr)
-            bottom.plot(d, mean, style, marker=marker, color=color, alpha=alpha, linewidth=2,
-                        label=f"{name}, rate {lr:.2g}")
-            bottom.fill_between(d, low, high, color=color, alpha=0.15 * alpha)
+        for lr, full in ((rate, True), (small_rate, False)):
+            look = dict(marker=marker, color=color, linewidth=2.5 if full else 1.5, markersize=8,
+                        markerfacecolor=color if full else "white", markeredgewidth=1.5,
+                        label=f"{name}, {'full rate' if full else 'first warmup rate'} {lr:.2g}")
+            for ax, key in ((top, "delta_loss"), (bottom, "relative")):
+                d, mean, low, high = mean_over_seeds(rows, key, pre_norm, learning_rate=lr)
+                ax.plot(d, mean, style if full else ":", **look)
+                ax.fill_between(d, low, high, color=color, alpha=0.15 if full else 0.07)
     top.axhline(0, color=PALETTE["text"], linewidth=0.8)
     for ax in (top, bottom):
         ax.set_xscale("log", base=2)
         ax.set_xticks(d, [str(x) for x in d])
     bottom.set_yscale("log")
-    _style(top, "Loss change of the first update", "layers", "Δ loss (below 0: it helped)")
-    _style(bottom, "Change of the logits, relative", "layers", "RMS Δ logits / RMS logits")
-    _legend(top)
+    _style(top, "Loss change of the first update", "blocks L", "Δ loss (below 0: it helped)")
+    _style(bottom, "Change of the logits, relative", "blocks L", "RMS Δ logits / RMS logits")
+    handles, labels = top.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=FONT_390["legend"], frameon=False)
     return fig
 
 
@@ -81,18 +98,23 @@ def loss_along_update_figure(ts, curves: dict, first_t: float):
     return fig
 
 
+#: Colour, line style and marker of each training variant: the warmed-up runs get colours of their own.
+STEP_LOOKS = {"Pre-LN": (PALETTE["pre"], "-", "o"), "Post-LN": (PALETTE["post"], "--", "s"),
+              "Pre-LN + warmup": (PALETTE["blue"], ":", "^"), "Post-LN + warmup": (PALETTE["orange"], "-.", "D")}
+
+
 def first_steps_figure(curves: dict):
-    """Loss against step for each variant of ``{variant: (seeds, steps)}``: seeds thin, mean thick."""
-    fig, ax = new_figure(WIDTH, 5.0)
-    looks = {"Pre-LN": (PALETTE["pre"], "-"), "Post-LN": (PALETTE["post"], "--"),
-             "Pre-LN + warmup": (PALETTE["pre"], ":"), "Post-LN + warmup": (PALETTE["post"], "-.")}
+    """Loss against step for each variant of ``{variant: (seeds, steps)}``: seeds thin, mean thick with
+    markers; each variant its own colour, line style and marker (:data:`STEP_LOOKS`)."""
+    fig, ax = new_figure(WIDTH, 6.0)
     for variant, losses in curves.items():
-        color, style = looks[variant]
+        color, style, marker = STEP_LOOKS[variant]
         steps = np.arange(1, losses.shape[1] + 1)
         for seed_losses in losses:
             ax.plot(steps, seed_losses, style, color=color, alpha=0.3, linewidth=1)
-        ax.plot(steps, losses.mean(axis=0), style, color=color, linewidth=2.5, label=variant)
-    _style(ax, "The first training steps", "step", "loss (before the step's update)")
+        ax.plot(steps, losses.mean(axis=0), style, color=color, linewidth=2.5, marker=marker, markersize=7,
+                label=variant)
+    _style(ax, "The first training steps", "step", "loss (before the update)")
     _legend(ax)
     return fig
 
@@ -118,4 +140,52 @@ def amplification_figure(rows, shares: dict):
     bottom.set_ylim(0, 1)
     _legend(top)
     _legend(bottom)
+    return fig
+
+
+def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
+    """The chapter's argument in three stacked panels, Pre-LN against Post-LN at the initial weights.
+
+    1. forward: each sublayer's branch share ``rho = |F|^2 / |x + F|^2`` against block ``l`` (the
+       attention at ``l - 1/4``, the MLP at ``l + 1/4``), mean over the seeds of ``shares``
+       (:func:`~lnworked.stress.amplification.branch_dependence`) with their range;
+    2. backward: each block's gradient norm ``|dL/d theta_l|`` against ``l``, from the step-0 rows of
+       ``profile_rows`` (:func:`~lnworked.stress.committed.committed_profiles`) of the runs without warmup;
+    3. update sensitivity: the logits' relative RMS change under AdamW's first update at ``small_rate``
+       against the number of blocks ``L``, mean over the seeds of ``rows``
+       (:func:`~lnworked.stress.first_update.first_update_table`) with their range.
+    """
+    for pre_norm in _LOOK:
+        if pre_norm not in shares:
+            raise ValueError(f"shares: no branch shares for pre_norm={pre_norm}")
+        if not any(r["pre_norm"] == pre_norm and r["step"] == 0 and r["warmup"] == 0 for r in profile_rows):
+            raise ValueError(f"profile_rows: no step-0 rows without warmup for pre_norm={pre_norm}")
+        if not any(r["pre_norm"] == pre_norm and r["learning_rate"] == small_rate for r in rows):
+            raise ValueError(f"small_rate: no first-update rows at rate {small_rate} for pre_norm={pre_norm}")
+    fig, (forward, backward, update) = new_figure(WIDTH, 13.5, nrows=3)
+    for pre_norm, (name, color, style, marker) in _LOOK.items():
+        look = dict(color=color, marker=marker, markersize=7, linewidth=2.5, label=name)
+        r = np.asarray(shares[pre_norm], float)
+        blocks = np.arange(1, r.shape[1] // 2 + 1)
+        x = np.stack([blocks - 0.25, blocks + 0.25], axis=1).reshape(-1)
+        forward.plot(x, r.mean(axis=0), style, **look)
+        forward.fill_between(x, r.min(axis=0), r.max(axis=0), color=color, alpha=0.15)
+        mine = sorted((p for p in profile_rows if p["pre_norm"] == pre_norm and p["step"] == 0 and p["warmup"] == 0),
+                      key=lambda p: p["layer"])
+        backward.plot([p["layer"] for p in mine], [p["block_gradient_norm"] for p in mine], style, **look)
+        d, mean, low, high = mean_over_seeds(rows, "relative", pre_norm, learning_rate=small_rate)
+        update.plot(d, mean, style, **look)
+        update.fill_between(d, low, high, color=color, alpha=0.15)
+    forward.set_ylim(0, 1)
+    for ax in (forward, backward):
+        ax.set_xticks(blocks[::max(1, len(blocks) // 6)])
+    backward.set_yscale("log")
+    update.set_xscale("log", base=2)
+    update.set_yscale("log")
+    update.set_xticks(d, [str(v) for v in d])
+    _style(forward, "1. Forward: each sublayer's share", "block ℓ", "branch share ρ")
+    _style(backward, "2. Backward: each block's gradient", "block ℓ", "gradient norm")
+    _style(update, "3. Update: how far the logits move", "blocks L in the model", "relative Δ logits")
+    for ax in (forward, backward, update):
+        _legend(ax)
     return fig

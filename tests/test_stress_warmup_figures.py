@@ -1,0 +1,111 @@
+"""The why-warmup chapter's figures: they draw the numbers they are given, in text a phone can read.
+
+Small synthetic inputs whose means and ranges are worked out here by hand, so each check compares
+the plotted line with an independent computation, not with the figure code's own helper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+
+from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
+                                            first_update_figure)
+
+RATE, SMALL = 2e-3, 2e-3 / 120
+
+
+def _first_update_rows():
+    """Two seeds, three depths, two rates: ``relative`` = depth * (2 for Post-LN) * (seed - 6) * rate."""
+    rows = []
+    for pre_norm in (True, False):
+        for seed in (7, 8):
+            for layers in (1, 2, 4):
+                for lr in (RATE, SMALL):
+                    rows.append(dict(pre_norm=pre_norm, seed=seed, layers=layers, learning_rate=lr,
+                                     relative=layers * (1 if pre_norm else 2) * (seed - 6) * lr,
+                                     delta_loss=-layers * lr * (seed - 6)))
+    return rows
+
+
+def _profile_rows():
+    """Step-0 rows of three runs over 3 blocks; the warmed-up run has different numbers so it must be left out."""
+    rows = []
+    for pre_norm, warmup, base in ((True, 0, 1.0), (False, 0, 10.0), (False, 120, 99.0)):
+        for layer in (1, 2, 3):
+            for step in (0, 60):
+                rows.append(dict(pre_norm=pre_norm, warmup=warmup, step=step, layer=layer,
+                                 block_gradient_norm=base * layer + step))
+    return rows
+
+
+def _shares():
+    """Two seeds of 3 blocks (6 sublayers)."""
+    return {True: np.array([[0.5, 0.4, 0.3, 0.2, 0.1, 0.05], [0.7, 0.6, 0.5, 0.4, 0.3, 0.25]]),
+            False: np.array([[0.5, 0.5, 0.5, 0.5, 0.5, 0.5], [0.6, 0.6, 0.6, 0.6, 0.6, 0.6]])}
+
+
+def _line(ax, label):
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return line
+
+
+def test_argument_figure_draws_the_three_links():
+    fig = argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL)
+    forward, backward, update = fig.axes
+    # forward: mean over the two seeds, attention at l - 1/4 and MLP at l + 1/4
+    x, y = _line(forward, "Post-LN").get_data()
+    np.testing.assert_allclose(x, [0.75, 1.25, 1.75, 2.25, 2.75, 3.25])
+    np.testing.assert_allclose(y, [0.55] * 6)
+    np.testing.assert_allclose(_line(forward, "Pre-LN").get_ydata(), [0.6, 0.5, 0.4, 0.3, 0.2, 0.15])
+    # backward: the step-0 rows of the run without warmup, block by block
+    x, y = _line(backward, "Post-LN").get_data()
+    np.testing.assert_allclose(x, [1, 2, 3])
+    np.testing.assert_allclose(y, [10, 20, 30])
+    np.testing.assert_allclose(_line(backward, "Pre-LN").get_ydata(), [1, 2, 3])
+    # update: mean over seeds 7 and 8 (factor (1 + 2) / 2) at the small rate only
+    x, y = _line(update, "Post-LN").get_data()
+    np.testing.assert_allclose(x, [1, 2, 4])
+    np.testing.assert_allclose(y, np.array([1, 2, 4]) * 2 * 1.5 * SMALL)
+    assert update.get_yscale() == "log" and backward.get_yscale() == "log"
+
+
+@pytest.mark.parametrize("change, argument", [
+    (lambda a: a[0].pop(False), "shares"),
+    (lambda a: a.__setitem__(1, [r for r in a[1] if r["pre_norm"] or r["warmup"]]), "profile_rows"),
+    (lambda a: a.__setitem__(3, 1e-5), "small_rate"),
+])
+def test_argument_figure_rejects_missing_inputs(change, argument):
+    args = [_shares(), _profile_rows(), _first_update_rows(), SMALL]
+    change(args)
+    with pytest.raises(ValueError, match=argument):
+        argument_figure(*args)
+
+
+def test_warmed_up_curves_differ_in_colour_and_marker():
+    curves = {name: np.ones((2, 5)) * k for k, name in
+              enumerate(("Pre-LN", "Post-LN", "Pre-LN + warmup", "Post-LN + warmup"), 1)}
+    (ax,) = first_steps_figure(curves).axes
+    means = [_line(ax, name) for name in curves]
+    assert len({to_hex(line.get_color()) for line in means}) == 4
+    assert len({line.get_marker() for line in means}) == 4
+
+
+@pytest.mark.parametrize("make", [
+    lambda: argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL),
+    lambda: first_update_figure(_first_update_rows(), RATE, SMALL),
+    lambda: first_steps_figure({"Pre-LN": np.ones((2, 5)), "Post-LN": np.ones((2, 5))}),
+    lambda: amplification_figure([dict(r, output_change=r["relative"]) for r in _first_update_rows()
+                                  if r["learning_rate"] == RATE], _shares()),
+])
+def test_every_text_is_large_enough_for_a_phone(make):
+    fig = make()
+    fig.canvas.draw() if hasattr(fig.canvas, "draw") else None
+    texts = [t for ax in fig.axes for t in (ax.title, ax.xaxis.label, ax.yaxis.label) if t.get_text()]
+    texts += [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+    texts += [t for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+              for t in legend.get_texts()]
+    assert texts
+    smallest = min(FONT_390.values())
+    assert min(t.get_fontsize() for t in texts) >= smallest >= 14
