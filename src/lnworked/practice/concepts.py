@@ -1,4 +1,4 @@
-"""Conceptual multiple-choice families: which term is normalized, why the Pre-LN stream
+"""Conceptual multiple-choice families: which term is normalised, why the Pre-LN stream
 grows, which placement keeps the identity term of the block Jacobian.
 
 Every right answer is true as stated, or the stem states the assumptions under which it is
@@ -47,11 +47,11 @@ def _choice_problem(family, title, stem, choices, index, why, params) -> Problem
 
 
 def make_which_normalized(rng) -> Problem:
-    """Post-LN normalizes the sum ``x + F(x)``; Pre-LN normalizes only the branch's input copy."""
+    """Post-LN normalises the sum ``x + F(x)``; Pre-LN normalises only the branch's input copy."""
     placement = str(rng.choice(["post", "pre"]))
     sum_term = "the sum $x_\\ell + F(x_\\ell)$, so the stream itself is rescaled every layer"
     copy_term = ("only the copy of $x_\\ell$ that enters the sublayer; the stream $x_\\ell$ is "
-                 "added back unnormalized")
+                 "added back unnormalised")
     output_term = "only the sublayer's output $F(\\cdot)$, before it is added"
     nothing = "nothing: a residual connection makes the norm unnecessary"
     right = sum_term if placement == "post" else copy_term
@@ -60,13 +60,13 @@ def make_which_normalized(rng) -> Problem:
     name, update = ("Post-LN", POST) if placement == "post" else ("Pre-LN", PRE)
     stem = f"In the **{name}** update\n\n$${update}$$\n\nwhich term does the norm $N$ act on?"
     why = (
-        "Post-LN adds first and then normalizes, so the norm sits on the residual path itself."
+        "Post-LN adds first and then normalises, so the norm sits on the residual path itself."
         if placement == "post"
-        else "Pre-LN normalizes inside the branch; the highway $x_\\ell$ bypasses the norm."
+        else "Pre-LN normalises inside the branch; the highway $x_\\ell$ bypasses the norm."
     )
-    why += (" (Normalizing only the sublayer's output, $x_\\ell + N(F(x_\\ell))$, is a third "
+    why += (" (Normalising only the sublayer's output, $x_\\ell + N(F(x_\\ell))$, is a third "
             "placement, used by OLMo 2; it is not the update shown here.)")
-    return _choice_problem("which_normalized", "Which term is normalized", stem, choices, index, why,
+    return _choice_problem("which_normalized", "Which term is normalised", stem, choices, index, why,
                            {"placement": placement})
 
 

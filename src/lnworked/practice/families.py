@@ -51,7 +51,7 @@ _LIST = [
            gradients.make_residual_growth),
     Family("final_norm_homogeneity", "Zero-homogeneity of the final norm, LN(c x)", "vector",
            forward.make_final_norm_homogeneity),
-    Family("which_normalized", "Which term is normalized (Post-LN vs Pre-LN)", "choice",
+    Family("which_normalized", "Which term is normalised (Post-LN vs Pre-LN)", "choice",
            concepts.make_which_normalized),
     Family("why_stream_grows", "Why the Pre-LN residual stream grows, and how fast under independent writes", "choice",
            concepts.make_why_stream_grows),

@@ -51,9 +51,9 @@ def _draw_vector(rng, low: int, high: int) -> list[int]:
 
 
 def stats_steps(z, eps: float, name: str = "z") -> str:
-    """Markdown for the mean, variance, denominator and normalized vector of ``z``.
+    """Markdown for the mean, variance, denominator and normalised vector of ``z``.
 
-    ``mu = mean(z)``, ``var = mean((z - mu)^2)``, ``s = sqrt(var + eps)``; the normalized
+    ``mu = mean(z)``, ``var = mean((z - mu)^2)``, ``s = sqrt(var + eps)``; the normalised
     vector is LN with gamma 1 and beta 0, computed by :func:`lnworked.norms.layer_norm`.
     """
     z = np.asarray(z, dtype=float)
@@ -68,7 +68,7 @@ def stats_steps(z, eps: float, name: str = "z") -> str:
         f"$\\sigma^2 = {number_tex(var)}$.\n"
         f"- Denominator: $\\sqrt{{\\sigma^2 + \\varepsilon}} = \\sqrt{{{number_tex(var)}{eps_part}}} "
         f"= {number_tex(s)}$.\n"
-        f"- Normalized: $\\hat{{{name}}} = ({name} - \\mu)/\\sqrt{{\\sigma^2+\\varepsilon}} = {vector_tex(x_hat)}$.\n"
+        f"- Normalised: $\\hat{{{name}}} = ({name} - \\mu)/\\sqrt{{\\sigma^2+\\varepsilon}} = {vector_tex(x_hat)}$.\n"
     )
 
 
@@ -147,7 +147,7 @@ def make_pre_ln_forward(rng) -> Problem:
         f"Use $\\gamma = 1$, $\\beta = 0$, $\\varepsilon = 0$. Compute $x_{{\\text{{out}}}}$."
     )
     solution = (
-        "- Pre-LN normalizes only the copy that enters the branch:\n"
+        "- Pre-LN normalises only the copy that enters the branch:\n"
         + stats_steps(x, 0.0, "x")
         + f"- Sublayer: $F(\\hat x) = {affine_tex(a, b, HAT_X)} = {vector_tex(sublayer(x_hat))}$.\n"
         f"- Add the untouched stream: $x_{{\\text{{out}}}} = x + F(\\hat x) = {vector_tex(out)}$ "

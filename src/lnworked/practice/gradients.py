@@ -215,7 +215,7 @@ def make_residual_growth(rng) -> Problem:
         "stream at the top?"
     )
     solution = (
-        "- The stream is never normalized, and variances of independent terms add: "
+        "- The stream is never normalised, and variances of independent terms add: "
         "$\\mathrm{Var}(x_L) = \\mathrm{Var}(x_0) + L v$.\n"
         f"- $\\mathrm{{Var}}(x_L) = {number_tex(v0)} + {additions} \\times {number_tex(v)} = "
         f"{number_tex(var)}$.\n"
