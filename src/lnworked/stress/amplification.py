@@ -19,9 +19,10 @@ Here, for the stress test's model (:mod:`lnworked.stress.stacked`) at its initia
 * :func:`branch_dependence`: for each sublayer ``i`` (attention, then MLP, block by block),
   the share of the sum's mean square that comes from the branch,
 
-      r_i = ||a_i||^2 / ||s_i + a_i||^2,   a_i = F_i(N(s_i)) (Pre-LN) or F_i(s_i) (Post-LN),
+      r_i = ||a_i||^2 / ||alpha s_i + a_i||^2,   a_i = F_i(N(s_i)) (Pre-LN) or F_i(s_i) (Post-LN),
 
-  with ``s_i`` the stream entering the sum; for uncorrelated ``s_i`` and ``a_i`` this is
+  with ``s_i`` the stream entering the sum and ``alpha`` the configuration's residual weight
+  (``config.residual_scale``, 1 but for DeepNorm); for uncorrelated ``s_i`` and ``a_i`` this is
   ``beta_{i,i}^2`` of Liu et al.'s decomposition of the output into normalised branches.
 """
 
@@ -37,7 +38,7 @@ from lnworked.stress.compile import CPU_SETUP_OPTIONS, compile_program
 from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.first_update import check_depths, check_seeds
-from lnworked.stress.model import Block
+from lnworked.stress.model import embed_tokens, make_block
 from lnworked.stress.stacked import make_logits
 from lnworked.stress.train import initial_state
 from lnworked.validation import check_positive
@@ -110,10 +111,10 @@ def branch_dependence(seeds: Sequence[int], config: StressConfig | None = None) 
     seeds = check_seeds(seeds)
     params = initial_state(config, seeds)[0][0]
     source = make_batches(config.replace(steps=1))[0][0]
-    block = Block(config.width, config.heads, True, config.norm)
+    block = make_block(config)
 
     def shares(params, pre_norm):
-        x = jnp.take(params["embedding"]["embedding"], source, axis=0) + params["position"][:, : source.shape[1]]
+        x = embed_tokens(params["embedding"]["embedding"], params["position"], source, config)
 
         def body(x, layer):
             out = []
@@ -121,7 +122,7 @@ def branch_dependence(seeds: Sequence[int], config: StressConfig | None = None) 
                 def sublayer(m, x, norm=norm, branch=branch):
                     n = getattr(m, norm)
                     a = getattr(m, branch)(jnp.where(pre_norm, n(x), x))
-                    y = x + a
+                    y = m.residual(x, a)
                     return a, y, jnp.where(pre_norm, y, n(y))
 
                 a, y, x = block.apply({"params": layer}, x, method=sublayer)

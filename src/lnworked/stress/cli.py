@@ -20,7 +20,8 @@ from lnworked.stress.config import DEFAULT_CHUNK, NORM_CHOICES, StressConfig, de
 from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_device
 from lnworked.validation import check_int
 
-__all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "provenance"]
+__all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
+           "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -104,6 +105,15 @@ def register(subparsers) -> None:
                             "the theory setting and the article's (writes xiong-swap.csv)")
     xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
     xiong.set_defaults(func=run_xiong)
+    deep = sub.add_parser("deepnorm", help="DeepNorm's alpha and beta, alone and together, without warmup",
+                          description="Branch shares at initialisation, the first update and the training loss of "
+                                      "Pre-LN, Post-LN, Post-LN with DeepNorm's alpha and/or beta (no warmup) and "
+                                      "Post-LN with warmup, at the article's settings.")
+    deep.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
+    deep.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
+    deep.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    deep.add_argument("--out", default="deepnorm-output", help="output folder (default: deepnorm-output)")
+    deep.set_defaults(func=run_deepnorm)
 
 
 def _progress(name: str, step: int, steps: int, loss: float) -> None:
@@ -325,4 +335,31 @@ def run_xiong(args) -> int:
     if interrupted:
         print("interrupted: the outputs hold the configurations finished so far", file=sys.stderr)
         return 130
+    return 0
+
+
+def run_deepnorm(args) -> int:
+    import time
+
+    import jax
+
+    from lnworked.stress.deepnorm import deepnorm_rows, write_deepnorm_csv
+    from lnworked.stress.report import check_writable
+
+    seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    _use_cache(args)
+    print(f"device: {describe_device(device)}", flush=True)
+    started = time.perf_counter()
+    with jax.default_device(device):
+        rows = deepnorm_rows(seeds, progress=_xiong_progress)
+    seconds = time.perf_counter() - started
+    write_deepnorm_csv(rows, out / "deepnorm.csv")
+    command = " ".join(["lnworked stress deepnorm --seeds", *map(str, seeds), "--device", args.device,
+                        "--out", args.out])
+    info = provenance(command, describe_device(device), seconds)
+    info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
+    (out / "deepnorm-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     return 0

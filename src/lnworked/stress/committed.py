@@ -15,7 +15,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response"]
+__all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
+           "committed_deepnorm"]
 
 
 def _data(name: str, folder):
@@ -86,3 +87,10 @@ def committed_step_response(folder=None):
     from lnworked.stress.profiles import read_step_response_csv
 
     return _read("step-response.csv", "step-response-provenance.json", folder, read_step_response_csv)
+
+
+def committed_deepnorm(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress deepnorm`` (``deepnorm.csv``), or of ``folder``'s."""
+    from lnworked.stress.deepnorm import read_deepnorm_csv
+
+    return _read("deepnorm.csv", "deepnorm-provenance.json", folder, read_deepnorm_csv)

@@ -54,6 +54,11 @@ class StressConfig:
     mlp_ratio: int = 4  # the MLP's hidden width over width (Xiong et al.'s theory: 1, W1 and W2 d x d)
     zero_qk: bool = False  # W^Q and W^K start at zero, so attention starts uniform (Xiong et al.'s theory)
     tied_readout: bool = False  # logits = x E^T with the token embedding E (no separate output layer)
+    # DeepNorm (Wang et al. 2022): every residual sum becomes alpha x + F (``residual_scale`` = alpha) and
+    # the kernels of the attention's value and output projections and of the MLP start multiplied by
+    # ``branch_init_scale`` = beta; 1.0 and 1.0 are the article's model.
+    residual_scale: float = 1.0
+    branch_init_scale: float = 1.0
 
     def __post_init__(self):
         check_int(self.vocab_size, "vocab_size", minimum=2)
@@ -78,7 +83,7 @@ class StressConfig:
             raise ValueError(f"init: must be one of {INIT_CHOICES}, got {self.init!r}")
         if self.positions not in POSITION_CHOICES:
             raise ValueError(f"positions: must be one of {POSITION_CHOICES}, got {self.positions!r}")
-        for name in ("embedding_std", "readout_std"):
+        for name in ("embedding_std", "readout_std", "residual_scale", "branch_init_scale"):
             std = getattr(self, name)
             if isinstance(std, bool) or not isinstance(std, numbers.Real) or not math.isfinite(std) or std <= 0:
                 raise ValueError(f"{name}: must be a finite number > 0, got {std!r}")

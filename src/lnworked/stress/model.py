@@ -12,6 +12,16 @@ boolean array ``p`` given at call time; then each sublayer ``F`` with norm ``N``
 
 which is the same arithmetic, so one compiled program can train both placements.
 
+DeepNorm (Wang et al. 2022, "DeepNet: Scaling Transformers to 1,000 Layers") is Post-LN with
+each residual sum weighted, ``x = N(alpha x + F(x))``, and the kernels of the attention's value
+and output projections and of the MLP's two layers initialised times ``beta``
+(``config.residual_scale`` = alpha, ``config.branch_init_scale`` = beta; the paper's
+pseudo-code and the authors' ``torchscale`` scale ``v_proj``, ``out_proj``, ``fc1``, ``fc2``
+and leave ``q_proj``, ``k_proj`` alone). Here ``alpha`` weights the stream in every sum,
+``y = alpha x + F(...)``, whichever the placement, and ``beta`` multiplies the ``V`` third of
+the fused ``[W^Q | W^K | W^V]`` kernel, ``attention_output``, ``mlp_in`` and ``mlp_out``.
+With both 1 (the defaults) the arithmetic is the article's, operation for operation.
+
 The sizes, initialisers and parameter names follow the article's script (seed 002,
 Zhejian Peng): token embedding ~ N(0, 1), a learned position table initialised to
 zeros, fused QKV then an output projection, a GELU MLP of width 4 x width, Flax norm
@@ -30,8 +40,12 @@ import jax.numpy as jnp
 
 from lnworked.stress.config import StressConfig
 
-__all__ = ["causal_self_attention", "sinusoidal_positions", "embed_tokens", "Block", "TinyLM", "make_model",
-           "init_params", "NORM_LAYERS"]
+__all__ = ["causal_self_attention", "sinusoidal_positions", "embed_tokens", "Block", "make_block", "TinyLM",
+           "make_model", "init_params", "NORM_LAYERS", "BRANCH_SCALED_KERNELS"]
+
+# The kernels DeepNorm's beta multiplies (the value third of ``qkv`` only): Wang et al. 2022's v_proj,
+# out_proj and the FFN's fc1, fc2.
+BRANCH_SCALED_KERNELS = ("qkv", "attention_output", "mlp_in", "mlp_out")
 
 NORM_LAYERS = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
 
@@ -81,6 +95,18 @@ def _zero_qk(kernel_init, width: int):
     return init
 
 
+def _times(kernel_init, scale: float, first_column: int = 0):
+    """``kernel_init`` with columns ``first_column ..`` multiplied by ``scale`` (the init itself if ``scale == 1``)."""
+    if scale == 1.0:
+        return kernel_init
+
+    def init(key, shape, dtype=jnp.float32):
+        kernel = kernel_init(key, shape, dtype)
+        return kernel.at[:, first_column:].multiply(jnp.asarray(scale, dtype))
+
+    return init
+
+
 class Block(nn.Module):
     """One transformer block; ``pre_norm`` is the only topology switch."""
 
@@ -93,16 +119,23 @@ class Block(nn.Module):
     activation: str = "gelu"
     mlp_ratio: int = 4
     zero_qk: bool = False
+    residual_scale: float = 1.0  # alpha: each residual sum is alpha x + F
+    branch_init_scale: float = 1.0  # beta: multiplies the initial kernels in BRANCH_SCALED_KERNELS (V third of qkv)
 
     def setup(self):
         kernel_init = nn.initializers.lecun_normal() if self.init == "lecun" else nn.initializers.xavier_uniform()
         qkv_init = _zero_qk(kernel_init, self.width) if self.zero_qk else kernel_init
+        branch_init = _times(kernel_init, self.branch_init_scale)
         self.ln_1 = NORM_LAYERS[self.norm]()
         self.ln_2 = NORM_LAYERS[self.norm]()
-        self.qkv = nn.Dense(3 * self.width, kernel_init=qkv_init)
-        self.attention_output = nn.Dense(self.width, kernel_init=kernel_init)
-        self.mlp_in = nn.Dense(self.mlp_ratio * self.width, kernel_init=kernel_init)
-        self.mlp_out = nn.Dense(self.width, kernel_init=kernel_init)
+        self.qkv = nn.Dense(3 * self.width, kernel_init=_times(qkv_init, self.branch_init_scale, 2 * self.width))
+        self.attention_output = nn.Dense(self.width, kernel_init=branch_init)
+        self.mlp_in = nn.Dense(self.mlp_ratio * self.width, kernel_init=branch_init)
+        self.mlp_out = nn.Dense(self.width, kernel_init=branch_init)
+
+    def residual(self, x, branch):
+        """The residual sum ``alpha x + branch`` (``x + branch`` when ``alpha == 1``)."""
+        return x + branch if self.residual_scale == 1.0 else self.residual_scale * x + branch
 
     def attn(self, x):
         return self.attention_output(causal_self_attention(self.qkv(x), self.heads, self.causal))
@@ -114,16 +147,23 @@ class Block(nn.Module):
         """``pre_norm``: ``None`` uses the field; a (traced) boolean array selects per call."""
         if pre_norm is not None:
             for norm, sublayer in ((self.ln_1, self.attn), (self.ln_2, self.mlp)):
-                y = x + sublayer(jnp.where(pre_norm, norm(x), x))
+                y = self.residual(x, sublayer(jnp.where(pre_norm, norm(x), x)))
                 x = jnp.where(pre_norm, y, norm(y))
             return x
         if self.pre_norm:
-            x = x + self.attn(self.ln_1(x))
-            x = x + self.mlp(self.ln_2(x))
+            x = self.residual(x, self.attn(self.ln_1(x)))
+            x = self.residual(x, self.mlp(self.ln_2(x)))
         else:
-            x = self.ln_1(x + self.attn(x))
-            x = self.ln_2(x + self.mlp(x))
+            x = self.ln_1(self.residual(x, self.attn(x)))
+            x = self.ln_2(self.residual(x, self.mlp(x)))
         return x
+
+
+def make_block(config: StressConfig, pre_norm: bool = True, **kwargs) -> Block:
+    """The :class:`Block` that ``config`` describes (``kwargs``, e.g. ``name``, go to the module)."""
+    c = config
+    return Block(c.width, c.heads, pre_norm, c.norm, c.causal, c.init, c.activation, c.mlp_ratio, c.zero_qk,
+                 c.residual_scale, c.branch_init_scale, **kwargs)
 
 
 class TinyLM(nn.Module):
@@ -142,8 +182,7 @@ class TinyLM(nn.Module):
         position = self.param("position", start, (1, c.sequence_length, c.width))
         x = embed_tokens(embed.embedding, position, tokens, c)
         for i in range(c.layers):
-            x = Block(c.width, c.heads, self.pre_norm, c.norm, c.causal, c.init, c.activation, c.mlp_ratio,
-                      c.zero_qk, name=f"block_{i}")(x)
+            x = make_block(c, self.pre_norm, name=f"block_{i}")(x)
         if self.pre_norm or c.post_final_norm:
             x = NORM_LAYERS[c.norm](name="final_norm")(x)
         if c.tied_readout:  # the output layer is the embedding itself

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from lnworked.stress.config import StressConfig
-from lnworked.stress.model import NORM_LAYERS, Block, embed_tokens, init_params
+from lnworked.stress.model import NORM_LAYERS, embed_tokens, init_params, make_block
 
 __all__ = ["stack_params", "unstack_grads", "stacked_init", "make_logits"]
 
@@ -73,8 +73,7 @@ def make_logits(config: StressConfig, unroll: int | None = None, skip: bool = Fa
     ``skip``: pass those blocks by ``lax.cond`` instead of computing and discarding them, so a
     program that is not vmapped over ``depth`` (e.g. one under ``lax.map``) does not run them.
     """
-    block = Block(config.width, config.heads, True, config.norm, config.causal, config.init, config.activation,
-                  config.mlp_ratio, config.zero_qk)
+    block = make_block(config)
     final = NORM_LAYERS[config.norm]()
 
     def logits(params, tokens, pre_norm, depth=None):

@@ -1,0 +1,263 @@
+"""DeepNorm on the stress test's model: vary the branch share and watch the first update and the run.
+
+The why-warmup chapter explains Post-LN's need for warmup by each sublayer's branch share at
+initialisation (:func:`~lnworked.stress.amplification.branch_dependence`),
+
+    rho_i = ||a_i||^2 / ||alpha s_i + a_i||^2,
+
+the part of the residual sum's mean square that the branch ``a_i`` brings. DeepNorm (Wang et
+al. 2022, "DeepNet: Scaling Transformers to 1,000 Layers") changes that share on purpose: each
+Post-LN sum becomes ``N(alpha x + G(x))`` and the value/output projections and the MLP start
+multiplied by ``beta``, with, for a decoder-only model of ``N`` layers (two sublayers each),
+
+    alpha = (2N)^(1/4),   beta = (8N)^(-1/4)           (:func:`lnworked.placements.deepnorm_constants`).
+
+``alpha`` (``config.residual_scale``) weights the stream, ``beta`` (``config.branch_init_scale``)
+shrinks the branch; :data:`VARIANTS` applies them alone and together, all without warmup, next
+to Pre-LN and to Post-LN with the article's warmup. For each variant and seed, at the
+configuration's depth, rate and batches (default the article's):
+
+* ``branch_share[i]``: ``rho_i`` of sublayer ``i`` (attention, then MLP, block by block) at the
+  initial weights, on the first batch (:func:`~lnworked.stress.amplification.branch_dependence`);
+* ``delta_loss`` and ``linear_delta_loss``: the first AdamW update at the full rate, its loss
+  change and the first-order prediction ``<g, Delta theta>``
+  (:func:`~lnworked.stress.first_update.first_update_table`); their ratio is the fraction of the
+  predicted decrease that the step delivers (not for the warmup run, whose first rate is smaller);
+* ``loss[s]``, ``gradient_norm[s]``: the training log, steps ``s = 1..steps``
+  (:func:`~lnworked.stress.train.train_runs`, one program per distinct ``(alpha, beta)``).
+
+:func:`deepnorm_rows` measures them as tidy rows ``{variant, seed, quantity, index, value}``;
+:func:`summarise` gathers them per variant; :func:`deepnorm_figure` draws the loss curves and
+the branch shares.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from lnworked.placements import deepnorm_constants
+from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.validation import check_int
+
+__all__ = ["VARIANTS", "variant_setup", "branch_shares", "first_update_fractions", "loss_curves", "deepnorm_rows",
+           "write_deepnorm_csv", "read_deepnorm_csv", "summarise", "final_loss", "deepnorm_figure"]
+
+# name: (pre_norm, uses alpha, uses beta, uses the article's warmup)
+VARIANTS = {
+    "Pre-LN": (True, False, False, False),
+    "Post-LN": (False, False, False, False),
+    "Post-LN, α only": (False, True, False, False),
+    "Post-LN, β only": (False, False, True, False),
+    "DeepNorm (α and β)": (False, True, True, False),
+    "Post-LN + warmup": (False, False, False, True),
+}
+NO_WARMUP = tuple(name for name, (_, _, _, warm) in VARIANTS.items() if not warm)
+
+
+def _check_variant(variant: str) -> str:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: must be one of {tuple(VARIANTS)}, got {variant!r}")
+    return variant
+
+
+def variant_setup(variant: str, config: StressConfig | None = None) -> tuple[StressConfig, bool, int]:
+    """``(config, pre_norm, warmup)`` of ``variant``: ``config`` (default the article's) with DeepNorm's
+    ``alpha`` and/or ``beta`` for its depth (:func:`~lnworked.placements.deepnorm_constants`, two
+    sublayers per layer) where the variant uses them, else 1; ``warmup`` 0 or two thirds of the run."""
+    config = StressConfig() if config is None else config
+    pre_norm, use_alpha, use_beta, warm = VARIANTS[_check_variant(variant)]
+    alpha, beta = deepnorm_constants(config.layers)
+    config = config.replace(residual_scale=alpha if use_alpha else 1.0, branch_init_scale=beta if use_beta else 1.0)
+    return config, pre_norm, warmup_for(config.steps) if warm else 0
+
+
+def _by_config(variants, config):
+    """``{config: [(variant, pre_norm, warmup), ...]}``: variants that share one compiled program."""
+    groups: dict = {}
+    for variant in variants:
+        own, pre_norm, warmup = variant_setup(variant, config)
+        groups.setdefault(own, []).append((variant, pre_norm, warmup))
+    return groups
+
+
+def _variants(variants, default):
+    variants = default if variants is None else [_check_variant(v) for v in variants]
+    if not variants:
+        raise ValueError("variants: must name at least one variant")
+    return list(variants)
+
+
+def branch_shares(seeds: Sequence[int], config: StressConfig | None = None,
+                  variants: Sequence[str] | None = None) -> dict:
+    """``{variant: array (seeds, 2 L)}``: each sublayer's ``rho_i`` at initialisation (no-warmup
+    variants by default; the warmup run starts as Post-LN does)."""
+    from lnworked.stress.amplification import branch_dependence
+
+    out = {}
+    for own, members in _by_config(_variants(variants, NO_WARMUP), config).items():
+        shares = branch_dependence(seeds, own)
+        for variant, pre_norm, _ in members:
+            out[variant] = shares[pre_norm]
+    return out
+
+
+def first_update_fractions(seeds: Sequence[int], config: StressConfig | None = None,
+                           variants: Sequence[str] | None = None) -> dict:
+    """``{variant: {"delta_loss": (seeds,), "linear_delta_loss": (seeds,)}}`` of AdamW's first update at
+    the full rate (``config.learning_rate``), from :func:`~lnworked.stress.first_update.first_update_table`."""
+    from lnworked.stress.first_update import check_seeds, first_update_table
+
+    seeds = check_seeds(seeds)
+    out = {}
+    for own, members in _by_config(_variants(variants, NO_WARMUP), config).items():
+        rows = first_update_table([own.layers], [own.learning_rate], seeds, own)
+        for variant, pre_norm, _ in members:
+            mine = {r["seed"]: r for r in rows if r["pre_norm"] == pre_norm}
+            out[variant] = {key: np.array([mine[s][key] for s in seeds])
+                            for key in ("delta_loss", "linear_delta_loss")}
+    return out
+
+
+def loss_curves(seeds: Sequence[int], config: StressConfig | None = None, variants: Sequence[str] | None = None,
+                steps: int | None = None, device=None) -> dict:
+    """``{variant: (losses (seeds, steps), gradient_norms (seeds, steps))}``: the first ``steps``
+    (default all) training steps of each variant under each seed, on the configuration's batches,
+    with the full run's rate schedule; one :func:`~lnworked.stress.train.train_runs` program per
+    distinct ``(alpha, beta)``. A run whose loss turns non-finite is frozen from then on (its log
+    keeps the frozen model's values; see :mod:`lnworked.stress.train`)."""
+    from lnworked.stress.data import make_batches
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.optim import learning_rates
+    from lnworked.stress.train import train_runs
+
+    config = StressConfig() if config is None else config
+    seeds = check_seeds(seeds)
+    steps = config.steps if steps is None else check_int(steps, "steps", minimum=1, maximum=config.steps)
+    sources, targets = make_batches(config)
+    out = {}
+    for own, members in _by_config(_variants(variants, list(VARIANTS)), config).items():
+        runs = [(variant, pre_norm, warmup, seed) for variant, pre_norm, warmup in members for seed in seeds]
+        rates = np.stack([learning_rates(own.learning_rate, own.steps, warmup)[:steps] for _, _, warmup, _ in runs])
+        losses, norms, _ = train_runs(own, [r[1] for r in runs], [r[3] for r in runs], sources[:steps],
+                                      targets[:steps], rates, device=device)
+        for i, (variant, *_rest) in enumerate(members):
+            block = slice(i * len(seeds), (i + 1) * len(seeds))
+            out[variant] = (np.stack(losses[block]).astype(np.float64), np.stack(norms[block]).astype(np.float64))
+    return out
+
+
+def deepnorm_rows(seeds: Sequence[int], config: StressConfig | None = None, progress=None) -> list[dict]:
+    """Tidy rows ``{variant, seed, quantity, index, value}`` of every measurement in the module's
+    docstring, for :data:`VARIANTS` (quantity ``branch_share``: index the sublayer, 0-based;
+    ``delta_loss``/``linear_delta_loss``: index 0; ``loss``/``gradient_norm``: index the step, 1-based)."""
+    from lnworked.stress.first_update import check_seeds
+
+    seeds = check_seeds(seeds)
+    rows = []
+
+    def add(variant, quantity, values, first_index):
+        for s, seed in enumerate(seeds):
+            for i, value in enumerate(np.atleast_1d(values[s])):
+                rows.append({"variant": variant, "seed": seed, "quantity": quantity, "index": first_index + i,
+                             "value": float(value)})
+
+    for variant, shares in branch_shares(seeds, config).items():
+        add(variant, "branch_share", shares, 0)
+    if progress is not None:
+        progress("branch shares")
+    for variant, parts in first_update_fractions(seeds, config).items():
+        for quantity, values in parts.items():
+            add(variant, quantity, values, 0)
+    if progress is not None:
+        progress("first update")
+    for variant, (losses, norms) in loss_curves(seeds, config).items():
+        add(variant, "loss", losses, 1)
+        add(variant, "gradient_norm", norms, 1)
+    if progress is not None:
+        progress("training")
+    return rows
+
+
+FIELDS = ("variant", "seed", "quantity", "index", "value")
+
+
+def write_deepnorm_csv(rows, path) -> None:
+    with open(Path(path), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "value": f"{row['value']:.9g}"})
+
+
+def read_deepnorm_csv(path) -> list[dict]:
+    with open(Path(path), newline="", encoding="utf-8") as handle:
+        return [{"variant": r["variant"], "seed": int(r["seed"]), "quantity": r["quantity"], "index": int(r["index"]),
+                 "value": float(r["value"])} for r in csv.DictReader(handle)]
+
+
+def summarise(rows) -> dict:
+    """``{variant: {"seeds": [...], quantity: array (seeds, n)}}`` from :func:`deepnorm_rows`' rows
+    (entries ordered by seed, then index)."""
+    out: dict = {}
+    for r in rows:
+        out.setdefault(r["variant"], {}).setdefault(r["quantity"], {}).setdefault(r["seed"], {})[r["index"]] = r["value"]
+    summary = {}
+    for variant, quantities in out.items():
+        seeds = sorted(next(iter(quantities.values())))
+        summary[variant] = {"seeds": seeds}
+        for quantity, by_seed in quantities.items():
+            summary[variant][quantity] = np.array([[by_seed[s][i] for i in sorted(by_seed[s])] for s in seeds])
+    return summary
+
+
+def final_loss(losses, last: int = 10) -> np.ndarray:
+    """The mean of each run's last ``last`` logged losses, ``losses`` shaped ``(runs, steps)``."""
+    losses = np.atleast_2d(np.asarray(losses, float))
+    last = check_int(last, "last", minimum=1, maximum=losses.shape[1])
+    return losses[:, -last:].mean(axis=1)
+
+
+_LOOK = {  # colour key of lnworked.style.PALETTE, line style
+    "Pre-LN": ("pre", "-"),
+    "Post-LN": ("post", "--"),
+    "Post-LN, α only": ("orange", "-."),
+    "Post-LN, β only": ("blue", ":"),
+    "DeepNorm (α and β)": ("navy", "-"),
+    "Post-LN + warmup": ("post", "-"),
+}
+
+
+def deepnorm_figure(summary: dict, vocab_size: int = 64):
+    """Two stacked panels from :func:`summarise`: the training loss of each variant (mean over seeds,
+    band = the seeds' range) with ``ln vocab_size`` (uniform guessing) dashed; below, each sublayer's
+    branch share ``rho_i`` at initialisation (mean over seeds) for the variants without warmup."""
+    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    from lnworked.style import PALETTE, new_figure
+
+    fig, (top, bottom) = new_figure(WIDTH, 9.5, nrows=2)
+    for variant, data in summary.items():
+        key, style = _LOOK[variant]
+        color = PALETTE[key]
+        faded = 0.55 if variant == "Post-LN + warmup" else 1.0
+        if "loss" in data:
+            loss = data["loss"]
+            steps = np.arange(1, loss.shape[1] + 1)
+            top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.2, label=variant)
+            top.fill_between(steps, loss.min(axis=0), loss.max(axis=0), color=color, alpha=0.15 * faded)
+        if "branch_share" in data:
+            share = data["branch_share"].mean(axis=0)
+            bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2, marker="o",
+                        markersize=3.5, label=variant)
+    top.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
+    top.annotate(f"ln {vocab_size}: uniform guess", (1, math.log(vocab_size)), xytext=(4, 4),
+                 textcoords="offset points", fontsize=PHONE_FONT["legend"], color=PALETTE["text"])
+    bottom.set_yscale("log")
+    _style(top, "Training loss, no warmup unless marked", "step", "loss (nats)")
+    _style(bottom, "Branch share at initialisation", "sublayer (attention, MLP, ...)", "ρ (log scale)")
+    top.legend(fontsize=PHONE_FONT["legend"], frameon=False)
+    return fig

@@ -1,0 +1,217 @@
+"""DeepNorm's alpha (residual weight) and beta (branch initial scale) in the stress test's model, and the
+committed measurement that varies them (lnworked.stress.deepnorm)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lnworked.cli import main
+from lnworked.stress.committed import committed_deepnorm
+from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.data import make_batches
+from lnworked.stress.deepnorm import (VARIANTS, branch_shares, deepnorm_figure, final_loss, first_update_fractions,
+                                      loss_curves, summarise, variant_setup)
+from lnworked.stress.model import BRANCH_SCALED_KERNELS, init_params, make_block, make_model
+from lnworked.stress.stacked import make_logits, stack_params
+from lnworked.stress.step import module_logits
+
+SMALL = StressConfig(layers=3, steps=6)
+ALPHA, BETA = 1.7, 0.45  # any values != 1
+
+
+@pytest.mark.parametrize("name", ["residual_scale", "branch_init_scale"])
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "2"])
+def test_bad_scales_raise_naming_the_field(name, bad):
+    with pytest.raises(ValueError, match=name):
+        StressConfig(**{name: bad})
+
+
+def test_the_defaults_are_the_articles_model():
+    config = StressConfig()
+    assert config.residual_scale == 1.0 and config.branch_init_scale == 1.0
+
+
+@pytest.mark.parametrize("pre_norm", [True, False])
+@pytest.mark.parametrize("unroll", [1, None])
+def test_stacked_model_equals_the_unrolled_one_with_alpha_and_beta(pre_norm, unroll):
+    import jax.numpy as jnp
+
+    config = SMALL.replace(residual_scale=ALPHA, branch_init_scale=BETA)
+    params = init_params(config, pre_norm)
+    source = make_batches(config.replace(steps=1))[0][0]
+    theirs = module_logits(make_model(config, pre_norm))(params, source)
+    ours = make_logits(config, unroll)(stack_params(params, config), source, jnp.asarray(pre_norm))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+# -- one Post-LN block by hand (numpy, float64): x -> LN(alpha x + Attn(x)) -> LN(alpha h + MLP(h))
+
+
+def _layer_norm(x, scale, bias, eps=1e-6):  # Flax's LayerNorm defaults
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * scale + bias
+
+
+def _gelu(x):  # Flax's nn.gelu (tanh approximation)
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _attention(x, p, heads):
+    batch, length, width = x.shape
+    qkv = x @ p["qkv"]["kernel"] + p["qkv"]["bias"]
+    q, k, v = (qkv[..., i * width:(i + 1) * width].reshape(batch, length, heads, -1) for i in range(3))
+    scores = np.einsum("bthd,bshd->bhts", q, k) / np.sqrt(width // heads)
+    scores = np.where(np.tril(np.ones((length, length), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    mixed = np.einsum("bhts,bshd->bthd", weights, v).reshape(batch, length, width)
+    return mixed @ p["attention_output"]["kernel"] + p["attention_output"]["bias"]
+
+
+def _mlp(x, p):
+    return _gelu(x @ p["mlp_in"]["kernel"] + p["mlp_in"]["bias"]) @ p["mlp_out"]["kernel"] + p["mlp_out"]["bias"]
+
+
+@pytest.mark.parametrize("alpha", [1.0, ALPHA])
+def test_one_post_ln_block_by_hand(alpha):
+    import flax.linen as nn
+    import jax
+
+    config = SMALL.replace(residual_scale=alpha)
+    block = make_block(config, pre_norm=False)
+    x = np.asarray(jax.random.normal(jax.random.PRNGKey(3), (2, 5, config.width)), np.float32)
+    params = nn.Module.init(block, jax.random.PRNGKey(4), x)["params"]  # the field ``init`` shadows the method
+    p = jax.tree.map(lambda a: np.asarray(a, np.float64), params)
+    h = _layer_norm(alpha * x + _attention(x.astype(np.float64), p, config.heads), **p["ln_1"])
+    expected = _layer_norm(alpha * h + _mlp(h, p), **p["ln_2"])
+    np.testing.assert_allclose(block.apply({"params": params}, x), expected, rtol=2e-4, atol=2e-5)
+    traced = block.apply({"params": params}, x, np.asarray(False))  # the placement as data
+    np.testing.assert_allclose(traced, expected, rtol=2e-4, atol=2e-5)
+
+
+def test_beta_scales_value_output_and_mlp_kernels_only():
+    import jax
+
+    for zero_qk in (False, True):
+        base = SMALL.replace(zero_qk=zero_qk)
+        plain = jax.tree_util.tree_flatten_with_path(init_params(base, True))[0]
+        scaled = dict(jax.tree_util.tree_flatten_with_path(init_params(base.replace(branch_init_scale=BETA), True))[0])
+        width = base.width
+        changed = set()
+        for path, old in plain:
+            new, names = np.asarray(scaled[path]), [getattr(k, "key", None) for k in path]
+            old = np.asarray(old)
+            if names[-1] == "kernel" and names[-2] in BRANCH_SCALED_KERNELS:
+                first = 2 * width if names[-2] == "qkv" else 0  # W^Q, W^K keep their scale
+                np.testing.assert_allclose(new[:, first:], BETA * old[:, first:], rtol=1e-6)
+                np.testing.assert_array_equal(new[:, :first], old[:, :first])
+                changed.add(names[-2])
+            else:
+                np.testing.assert_array_equal(new, old)
+        assert changed == {"qkv", "attention_output", "mlp_in", "mlp_out"}
+
+
+def test_variants_use_the_papers_decoder_only_constants():
+    """Wang et al. 2022 (Fig. 2 / Table 1, decoder-only, N layers): alpha = (2N)^(1/4), beta = (8N)^(-1/4)."""
+    config = StressConfig()
+    deep, pre_norm, warmup = variant_setup("DeepNorm (α and β)", config)
+    assert not pre_norm and warmup == 0
+    assert deep.residual_scale == pytest.approx((2 * config.layers) ** 0.25)
+    assert deep.branch_init_scale == pytest.approx((8 * config.layers) ** -0.25)
+    assert variant_setup("Post-LN, α only")[0].branch_init_scale == 1.0
+    assert variant_setup("Post-LN, β only")[0].residual_scale == 1.0
+    assert variant_setup("Post-LN + warmup")[2] == warmup_for(config.steps)
+    with pytest.raises(ValueError, match="variant"):
+        variant_setup("Sandwich")
+
+
+def test_branch_share_honours_alpha():
+    """rho_i = ||a||^2 / ||alpha s + a||^2, recomputed sublayer by sublayer with the block's own
+    attention, MLP and norms (no scan, no placement flag)."""
+    import jax
+    import jax.numpy as jnp
+
+    from lnworked.stress.amplification import branch_dependence
+    from lnworked.stress.train import initial_state
+
+    config = SMALL.replace(layers=2, residual_scale=ALPHA, branch_init_scale=BETA)
+    shares = branch_dependence([7], config)[False][0]
+    params = jax.tree.map(lambda leaf: leaf[0], initial_state(config, [7])[0][0])
+    source = make_batches(config.replace(steps=1))[0][0]
+    x = jnp.take(params["embedding"]["embedding"], source, axis=0) + params["position"][:, : source.shape[1]]
+    block, expected = make_block(config, pre_norm=False), []
+    for l in range(config.layers):
+        layer = {"params": jax.tree.map(lambda leaf: leaf[l], params["blocks"])}
+        for branch, norm in (("attn", "ln_1"), ("mlp", "ln_2")):
+            a = block.apply(layer, x, method=lambda m, v: getattr(m, branch)(v))
+            y = ALPHA * x + a
+            expected.append(float(jnp.sum(a ** 2) / jnp.sum(y ** 2)))
+            x = block.apply(layer, y, method=lambda m, v: getattr(m, norm)(v))
+    np.testing.assert_allclose(shares, expected, rtol=1e-4)
+
+
+def test_final_loss_is_the_mean_of_the_last_steps():
+    losses = np.arange(30.0).reshape(2, 15)
+    np.testing.assert_allclose(final_loss(losses, 10), [np.mean(range(5, 15)), np.mean(range(20, 30))])
+    with pytest.raises(ValueError, match="last"):
+        final_loss(losses, 16)
+
+
+def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
+    assert main(["stress", "deepnorm", "--seeds", "-1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
+
+
+# -- the committed measurement
+
+
+@pytest.fixture(scope="module")
+def committed():
+    rows, info = committed_deepnorm()
+    return summarise(rows), info
+
+
+def test_committed_deepnorm_is_complete_and_carries_its_provenance(committed):
+    summary, info = committed
+    config = StressConfig()
+    assert info["command"].startswith("lnworked stress deepnorm") and info["seconds"] > 0
+    assert info["versions"]["jax"] and info["date"] and info["config"] == config.as_dict()
+    assert set(summary) == set(VARIANTS)
+    for variant, data in summary.items():
+        assert data["seeds"] == [7, 8, 9]
+        assert data["loss"].shape == (3, config.steps) and np.all(np.isfinite(data["loss"]))
+        if variant != "Post-LN + warmup":
+            assert data["branch_share"].shape == (3, 2 * config.layers)
+            assert np.all((data["branch_share"] > 0) & (data["branch_share"] < 1))
+            assert data["delta_loss"].shape == (3, 1) and np.all(data["linear_delta_loss"] < 0)
+
+
+def test_committed_deepnorm_figure(committed):
+    summary, _ = committed
+    fig = deepnorm_figure(summary)
+    top, bottom = fig.axes[:2]
+    assert any(np.allclose(line.get_ydata(), math.log(64)) for line in top.get_lines())
+    assert len(bottom.get_lines()) == len(VARIANTS) - 1
+
+
+@pytest.mark.slow
+def test_committed_deepnorm_recomputes(committed):
+    """Seed 7 recomputed: branch shares and the first update (one float32 forward/backward: a few ulp
+    of the ~4.2 nat loss, so 1e-5 absolute on loss differences) and the first 5 training steps
+    (float32 rounding compounds over steps and the chunk length differs: 1e-4 relative)."""
+    summary, _ = committed
+    config = StressConfig()
+    variants = ["Post-LN", "DeepNorm (α and β)"]
+    shares = branch_shares([7], config, variants)
+    first = first_update_fractions([7], config, variants)
+    curves = loss_curves([7], config, variants, steps=5)
+    for variant in variants:
+        np.testing.assert_allclose(shares[variant][0], summary[variant]["branch_share"][0], rtol=1e-4)
+        for key in ("delta_loss", "linear_delta_loss"):
+            np.testing.assert_allclose(first[variant][key][0], summary[variant][key][0, 0], atol=1e-5)
+        np.testing.assert_allclose(curves[variant][0][0], summary[variant]["loss"][0, :5], rtol=1e-4)
