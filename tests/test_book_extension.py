@@ -61,3 +61,29 @@ def test_setup_sets_the_static_build_flag(monkeypatch):
     app = SimpleNamespace(connect=lambda *args: None)
     lnworked_build.setup(app)
     assert os.environ["LNWORKED_STATIC_BUILD"] == "1"
+
+
+def _build_one_page(tmp_path, extensions):
+    """Build a one-page sphinx-book-theme site and return its HTML."""
+    import subprocess
+
+    tmp_path.mkdir(parents=True)
+    (tmp_path / "index.rst").write_text("Title\n=====\n\nHello.\n")
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\n"
+        f"extensions = {extensions!r}\nhtml_theme = 'sphinx_book_theme'\n"
+        "html_theme_options = {'search_bar_text': 'Search this book...'}\n")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path), str(tmp_path / "_build")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return (tmp_path / "_build" / "index.html").read_text()
+
+
+def test_one_search_field_no_header_search_bar(tmp_path):
+    """pydata-sphinx-theme adds a header search bar (navbar_persistent) unless the options name it;
+    the extension names it empty, leaving the sidebar's search field only."""
+    plain = _build_one_page(tmp_path / "plain", [])
+    assert "navbar-persistent--container" in plain  # the theme's own behaviour: the cause
+    html = _build_one_page(tmp_path / "book", ["lnworked_build"])
+    assert "navbar-persistent" not in html
+    assert html.count("search-button-field") == 1

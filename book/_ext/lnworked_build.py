@@ -17,6 +17,11 @@
    (``aria-label``) over a visible title ("Open the worked example"), against WCAG 2.5.3
    (label in name): the label is dropped, so the fold is named by the title it shows.
    The theme's script-only buttons are mended by ``_static/a11y.js``.
+5. Keeps one search field: pydata-sphinx-theme 0.17 fills ``navbar_persistent`` with its
+   search field whenever the user's ``html_theme_options`` do not name it, overriding
+   sphinx-book-theme's empty default, so a second "Search Ctrl+K" header bar appeared above
+   the page (a theme behaviour, not ``_static/a11y.js``). The book sets it empty: the search
+   stays in the sidebar and, on a phone, in the article header.
 """
 
 from __future__ import annotations
@@ -73,8 +78,15 @@ def _mend_accessibility(app, pagename, templatename, context, doctree):
         context["body"] = body
 
 
+def _no_header_search_bar(app, config):
+    """Name ``navbar_persistent`` (empty) so pydata-sphinx-theme adds no header search bar."""
+    config.html_theme_options = {**(config.html_theme_options or {})}
+    config.html_theme_options.setdefault("navbar_persistent", [])
+
+
 def setup(app):
     os.environ["LNWORKED_STATIC_BUILD"] = "1"
+    app.connect("config-inited", _no_header_search_bar)
     app.connect("env-get-outdated", _outdated_on_library_change)
     app.connect("html-page-context", _drop_thebe_scripts)
     app.connect("html-page-context", _mend_accessibility)
