@@ -180,7 +180,8 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     zeros = int(np.sum(post < 1e-4 * post[:, :1]))
     hist.annotate(f"Post-LN: {format_value(zeros / samples)} near-zero\nsingular values\nper input (one 0,\none of order $\\varepsilon$)",
                   (0, zeros), xytext=(0.52, 0.3), textcoords="axes fraction", fontsize=FONT["annotation"],
-                  color=PALETTE["post"], arrowprops={"arrowstyle": "->", "color": PALETTE["post"]})
+                  color=PALETTE["post"], arrowprops={"arrowstyle": "->", "color": PALETTE["post"]},
+                  bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     _labels(hist, "singular value", "count")
     _title(hist, f"Block Jacobian singular values\n($d = {d}$, {samples} inputs)")
     _legend(hist, loc="upper right")
