@@ -254,10 +254,13 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
             bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2, marker="o",
                         markersize=3.5, label=variant)
     top.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
-    top.annotate(f"ln {vocab_size}: uniform guess", (1, math.log(vocab_size)), xytext=(4, 4),
-                 textcoords="offset points", fontsize=PHONE_FONT["legend"], color=PALETTE["text"])
+    last_step = max(d["loss"].shape[1] for d in summary.values() if "loss" in d)
+    top.annotate(f"ln {vocab_size}: uniform guess", (last_step, math.log(vocab_size)), xytext=(0, 4),
+                 textcoords="offset points", ha="right", fontsize=PHONE_FONT["legend"], color=PALETTE["text"])
     bottom.set_yscale("log")
     _style(top, "Training loss, no warmup unless marked", "step", "loss (nats)")
     _style(bottom, "Branch share at initialisation", "sublayer (attention, MLP, ...)", "ρ (log scale)")
-    top.legend(fontsize=PHONE_FONT["legend"], frameon=False)
+    top.set_ylim(-0.1, 1.55 * math.log(vocab_size))  # room above the curves for the legend
+    top.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=2, loc="upper center", columnspacing=1.0,
+               handlelength=1.8)
     return fig
