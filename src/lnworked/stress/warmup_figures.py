@@ -1,25 +1,27 @@
 """Figures of the why-warmup chapter: the first update against depth, the first steps, amplification,
 and the summary of the argument (forward share, backward gradient, update sensitivity).
 
-House style of :mod:`lnworked.style` at the width of :mod:`lnworked.stress.figures` (stacked
-panels, never side by side; Pre-LN violet solid with circles, Post-LN magenta dashed with
-squares); each figure shows the mean over seeds with the seeds' range as a band or as thin
-lines. Text is at :data:`FONT_390`, larger than the house sizes: a :data:`WIDTH`-inch figure
-is shown at about 0.6 of its size on a 390 px phone, so 14 pt still reads at about 12 px.
-Curves that differ in more than the placement differ in colour and marker too, not only in
-line style.
+House style of :mod:`lnworked.style`, :data:`WIDTH` inches wide: stacked panels, never side by
+side; Pre-LN violet solid with circles, Post-LN magenta dashed with squares; the mean over seeds
+with the seeds' range as a band or as thin lines. Curves that differ in more than the placement
+differ in colour and marker too, not only in line style. Text is at :data:`FONT_390`, larger
+than the house sizes: a :data:`WIDTH`-inch figure (550 px at the book's 110 dpi) is shown at
+about 0.6 of its size on a 390 px phone, so 14 pt (21 px) still reads at about 13 px.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
-from lnworked.stress.figures import WIDTH
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure",
+__all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure",
            "amplification_figure", "argument_figure"]
 
+#: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
+#: shrinks it less).
+WIDTH = 5.0
 #: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
 FONT_390 = {"title": 16, "label": 15, "tick": 14, "legend": 14}
 
@@ -114,6 +116,7 @@ def first_steps_figure(curves: dict):
             ax.plot(steps, seed_losses, style, color=color, alpha=0.3, linewidth=1)
         ax.plot(steps, losses.mean(axis=0), style, color=color, linewidth=2.5, marker=marker, markersize=7,
                 label=variant)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _style(ax, "The first training steps", "step", "loss (before the update)")
     _legend(ax)
     return fig
