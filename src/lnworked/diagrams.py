@@ -202,7 +202,7 @@ def _block_column(ax, pre: bool, font: int):
             _arrow(ax, (0, previous if previous == fork else previous + height / 2), (0, centre - height / 2), text)
             _box(ax, (0, centre), label, color, gid, width=width, height=height)
             if note:
-                ax.text(-width / 2 - 0.12, centre, note, ha="right", va="center", fontsize=font - 2,
+                ax.text(-width / 2 - 0.12, centre, note, ha="right", va="center", fontsize=font - 1,
                         color=text, family="monospace")
             previous = centre
         add_y = previous + 1.05
@@ -214,7 +214,7 @@ def _block_column(ax, pre: bool, font: int):
             norm_y = add_y + 1.0
             _arrow(ax, (0, add_y + radius), (0, norm_y - height / 2), text)
             _box(ax, (0, norm_y), "LayerNorm", PALETTE["norm"], "box-norm", width=width, height=height)
-            ax.text(-width / 2 - 0.12, norm_y, f"ln_{sub + 1}", ha="right", va="center", fontsize=font - 2,
+            ax.text(-width / 2 - 0.12, norm_y, f"ln_{sub + 1}", ha="right", va="center", fontsize=font - 1,
                     color=text, family="monospace")
             y = norm_y + height / 2
         top = y + 0.75
@@ -226,15 +226,15 @@ def _block_column(ax, pre: bool, font: int):
     ax.text(0, y + 0.08, "$x_{\\ell+1}$", ha="center", va="bottom", fontsize=font, color=text)
     end = y + 0.75
     if pre:
-        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 2, color=text)
+        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 1, color=text)
         final_y = end + 1.2
         _box(ax, (0, final_y), "LayerNorm", PALETTE["norm"], "box-final-norm", width=width, height=height)
-        ax.text(-width / 2 - 0.12, final_y, "ln_f", ha="right", va="center", fontsize=font - 2, color=text,
+        ax.text(-width / 2 - 0.12, final_y, "ln_f", ha="right", va="center", fontsize=font - 1, color=text,
                 family="monospace")
         _arrow(ax, (0, final_y + height / 2), (0, final_y + 1.0), text)
         ax.text(0, final_y + 1.05, "readout", ha="center", va="bottom", fontsize=font, color=text)
     else:
-        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 2, color=text)
+        ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 1, color=text)
         _arrow(ax, (0, end + 0.7), (0, end + 1.5), text)
         ax.text(0, end + 1.55, "readout (no final norm)", ha="center", va="bottom", fontsize=font, color=text)
     return end + 2.6
