@@ -13,7 +13,7 @@ from lnworked.stress.committed import committed_deepnorm
 from lnworked.stress.config import StressConfig, warmup_for
 from lnworked.stress.data import make_batches
 from lnworked.stress.deepnorm import (VARIANTS, branch_shares, deepnorm_figure, final_loss, first_update_fractions,
-                                      loss_curves, summarise, variant_setup)
+                                      loss_curves, summarise, variant_setup, variant_table)
 from lnworked.stress.model import BRANCH_SCALED_KERNELS, init_params, make_block, make_model
 from lnworked.stress.stacked import make_logits, stack_params
 from lnworked.stress.step import module_logits
@@ -118,12 +118,12 @@ def test_beta_scales_value_output_and_mlp_kernels_only():
 def test_variants_use_the_papers_decoder_only_constants():
     """Wang et al. 2022 (Fig. 2 / Table 1, decoder-only, N layers): alpha = (2N)^(1/4), beta = (8N)^(-1/4)."""
     config = StressConfig()
-    deep, pre_norm, warmup = variant_setup("DeepNorm (α and β)", config)
+    deep, pre_norm, warmup = variant_setup("DeepNorm (α and κ)", config)
     assert not pre_norm and warmup == 0
     assert deep.residual_scale == pytest.approx((2 * config.layers) ** 0.25)
     assert deep.branch_init_scale == pytest.approx((8 * config.layers) ** -0.25)
     assert variant_setup("Post-LN, α only")[0].branch_init_scale == 1.0
-    assert variant_setup("Post-LN, β only")[0].residual_scale == 1.0
+    assert variant_setup("Post-LN, κ only")[0].residual_scale == 1.0
     assert variant_setup("Post-LN + warmup")[2] == warmup_for(config.steps)
     with pytest.raises(ValueError, match="variant"):
         variant_setup("Sandwich")
@@ -159,6 +159,22 @@ def test_final_loss_is_the_mean_of_the_last_steps():
     np.testing.assert_allclose(final_loss(losses, 10), [np.mean(range(5, 15)), np.mean(range(20, 30))])
     with pytest.raises(ValueError, match="last"):
         final_loss(losses, 16)
+
+
+def test_variant_table_by_hand():
+    rows = [{"variant": "Post-LN", "seed": seed, "quantity": q, "index": i, "value": v}
+            for seed, shares, dl, lin in ((7, [0.1, 0.2, 0.3, 0.4], -0.1, -0.4), (8, [0.3, 0.4, 0.5, 0.6], -0.3, -0.6))
+            for q, i, v in [*(("branch_share", i, x) for i, x in enumerate(shares)),
+                            ("delta_loss", 0, dl), ("linear_delta_loss", 0, lin),
+                            *(("loss", step, 4.0 - step + seed) for step in (1, 2, 3))]]
+    (row,) = variant_table(summarise(rows), last=2)
+    assert row["seeds"] == [7, 8]
+    assert row["rho_first"] == pytest.approx((0.1 + 0.2 + 0.3 + 0.4) / 4)  # block 1: sublayers 1, 2
+    assert row["rho_last"] == pytest.approx((0.3 + 0.4 + 0.5 + 0.6) / 4)
+    assert row["rho_mean"] == pytest.approx(0.35)
+    assert row["delivered"] == pytest.approx((0.25 + 0.5) / 2)
+    assert (row["final_min"], row["final_max"]) == pytest.approx((8.5, 9.5))  # mean of steps 2, 3
+    assert row["start_loss"] == pytest.approx(10.5)
 
 
 def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
@@ -206,7 +222,7 @@ def test_committed_deepnorm_recomputes(committed):
     (float32 rounding compounds over steps and the chunk length differs: 1e-4 relative)."""
     summary, _ = committed
     config = StressConfig()
-    variants = ["Post-LN", "DeepNorm (α and β)"]
+    variants = ["Post-LN", "DeepNorm (α and κ)"]
     shares = branch_shares([7], config, variants)
     first = first_update_fractions([7], config, variants)
     curves = loss_curves([7], config, variants, steps=5)

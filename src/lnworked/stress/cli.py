@@ -105,9 +105,10 @@ def register(subparsers) -> None:
                             "the theory setting and the article's (writes xiong-swap.csv)")
     xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
     xiong.set_defaults(func=run_xiong)
-    deep = sub.add_parser("deepnorm", help="DeepNorm's alpha and beta, alone and together, without warmup",
+    deep = sub.add_parser("deepnorm", help="DeepNorm's alpha and kappa (its paper's beta), alone and together, "
+                                           "without warmup",
                           description="Branch shares at initialisation, the first update and the training loss of "
-                                      "Pre-LN, Post-LN, Post-LN with DeepNorm's alpha and/or beta (no warmup) and "
+                                      "Pre-LN, Post-LN, Post-LN with DeepNorm's alpha and/or kappa (no warmup) and "
                                       "Post-LN with warmup, at the article's settings.")
     deep.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
     deep.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")

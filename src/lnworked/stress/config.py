@@ -56,7 +56,7 @@ class StressConfig:
     tied_readout: bool = False  # logits = x E^T with the token embedding E (no separate output layer)
     # DeepNorm (Wang et al. 2022): every residual sum becomes alpha x + F (``residual_scale`` = alpha) and
     # the kernels of the attention's value and output projections and of the MLP start multiplied by
-    # ``branch_init_scale`` = beta; 1.0 and 1.0 are the article's model.
+    # ``branch_init_scale`` = kappa (the paper's beta); 1.0 and 1.0 are the article's model.
     residual_scale: float = 1.0
     branch_init_scale: float = 1.0
 

@@ -8,11 +8,12 @@ initialisation (:func:`~lnworked.stress.amplification.branch_dependence`),
 the part of the residual sum's mean square that the branch ``a_i`` brings. DeepNorm (Wang et
 al. 2022, "DeepNet: Scaling Transformers to 1,000 Layers") changes that share on purpose: each
 Post-LN sum becomes ``N(alpha x + G(x))`` and the value/output projections and the MLP start
-multiplied by ``beta``, with, for a decoder-only model of ``N`` layers (two sublayers each),
+multiplied by ``kappa`` (the paper's ``beta``; the book writes a branch scale ``kappa``), with,
+for a decoder-only model of ``L`` layers (two sublayers each; the paper's ``N``),
 
-    alpha = (2N)^(1/4),   beta = (8N)^(-1/4)           (:func:`lnworked.placements.deepnorm_constants`).
+    alpha = (2L)^(1/4),   kappa = (8L)^(-1/4)           (:func:`lnworked.placements.deepnorm_constants`).
 
-``alpha`` (``config.residual_scale``) weights the stream, ``beta`` (``config.branch_init_scale``)
+``alpha`` (``config.residual_scale``) weights the stream, ``kappa`` (``config.branch_init_scale``)
 shrinks the branch; :data:`VARIANTS` applies them alone and together, all without warmup, next
 to Pre-LN and to Post-LN with the article's warmup. For each variant and seed, at the
 configuration's depth, rate and batches (default the article's):
@@ -24,11 +25,11 @@ configuration's depth, rate and batches (default the article's):
   (:func:`~lnworked.stress.first_update.first_update_table`); their ratio is the fraction of the
   predicted decrease that the step delivers (not for the warmup run, whose first rate is smaller);
 * ``loss[s]``, ``gradient_norm[s]``: the training log, steps ``s = 1..steps``
-  (:func:`~lnworked.stress.train.train_runs`, one program per distinct ``(alpha, beta)``).
+  (:func:`~lnworked.stress.train.train_runs`, one program per distinct ``(alpha, kappa)``).
 
 :func:`deepnorm_rows` measures them as tidy rows ``{variant, seed, quantity, index, value}``;
-:func:`summarise` gathers them per variant; :func:`deepnorm_figure` draws the loss curves and
-the branch shares.
+:func:`summarise` gathers them per variant, :func:`variant_table` reduces them to a few numbers
+per variant, and :func:`deepnorm_figure` draws the loss curves and the branch shares.
 """
 
 from __future__ import annotations
@@ -45,15 +46,15 @@ from lnworked.stress.config import StressConfig, warmup_for
 from lnworked.validation import check_int
 
 __all__ = ["VARIANTS", "variant_setup", "branch_shares", "first_update_fractions", "loss_curves", "deepnorm_rows",
-           "write_deepnorm_csv", "read_deepnorm_csv", "summarise", "final_loss", "deepnorm_figure"]
+           "write_deepnorm_csv", "read_deepnorm_csv", "summarise", "variant_table", "final_loss", "deepnorm_figure"]
 
-# name: (pre_norm, uses alpha, uses beta, uses the article's warmup)
+# name: (pre_norm, uses alpha, uses kappa, uses the article's warmup)
 VARIANTS = {
     "Pre-LN": (True, False, False, False),
     "Post-LN": (False, False, False, False),
     "Post-LN, α only": (False, True, False, False),
-    "Post-LN, β only": (False, False, True, False),
-    "DeepNorm (α and β)": (False, True, True, False),
+    "Post-LN, κ only": (False, False, True, False),
+    "DeepNorm (α and κ)": (False, True, True, False),
     "Post-LN + warmup": (False, False, False, True),
 }
 NO_WARMUP = tuple(name for name, (_, _, _, warm) in VARIANTS.items() if not warm)
@@ -67,12 +68,12 @@ def _check_variant(variant: str) -> str:
 
 def variant_setup(variant: str, config: StressConfig | None = None) -> tuple[StressConfig, bool, int]:
     """``(config, pre_norm, warmup)`` of ``variant``: ``config`` (default the article's) with DeepNorm's
-    ``alpha`` and/or ``beta`` for its depth (:func:`~lnworked.placements.deepnorm_constants`, two
+    ``alpha`` and/or ``kappa`` for its depth (:func:`~lnworked.placements.deepnorm_constants`, two
     sublayers per layer) where the variant uses them, else 1; ``warmup`` 0 or two thirds of the run."""
     config = StressConfig() if config is None else config
-    pre_norm, use_alpha, use_beta, warm = VARIANTS[_check_variant(variant)]
-    alpha, beta = deepnorm_constants(config.layers)
-    config = config.replace(residual_scale=alpha if use_alpha else 1.0, branch_init_scale=beta if use_beta else 1.0)
+    pre_norm, use_alpha, use_kappa, warm = VARIANTS[_check_variant(variant)]
+    alpha, kappa = deepnorm_constants(config.layers)
+    config = config.replace(residual_scale=alpha if use_alpha else 1.0, branch_init_scale=kappa if use_kappa else 1.0)
     return config, pre_norm, warmup_for(config.steps) if warm else 0
 
 
@@ -128,7 +129,7 @@ def loss_curves(seeds: Sequence[int], config: StressConfig | None = None, varian
     """``{variant: (losses (seeds, steps), gradient_norms (seeds, steps))}``: the first ``steps``
     (default all) training steps of each variant under each seed, on the configuration's batches,
     with the full run's rate schedule; one :func:`~lnworked.stress.train.train_runs` program per
-    distinct ``(alpha, beta)``. A run whose loss turns non-finite is frozen from then on (its log
+    distinct ``(alpha, kappa)``. A run whose loss turns non-finite is frozen from then on (its log
     keeps the frozen model's values; see :mod:`lnworked.stress.train`)."""
     from lnworked.stress.data import make_batches
     from lnworked.stress.first_update import check_seeds
@@ -205,7 +206,8 @@ def summarise(rows) -> dict:
     (entries ordered by seed, then index)."""
     out: dict = {}
     for r in rows:
-        out.setdefault(r["variant"], {}).setdefault(r["quantity"], {}).setdefault(r["seed"], {})[r["index"]] = r["value"]
+        by_seed = out.setdefault(r["variant"], {}).setdefault(r["quantity"], {})
+        by_seed.setdefault(r["seed"], {})[r["index"]] = r["value"]
     summary = {}
     for variant, quantities in out.items():
         seeds = sorted(next(iter(quantities.values())))
@@ -222,12 +224,36 @@ def final_loss(losses, last: int = 10) -> np.ndarray:
     return losses[:, -last:].mean(axis=1)
 
 
+def variant_table(summary: dict, last: int = 10) -> list[dict]:
+    """One row per variant of :func:`summarise`'s ``summary``, means over seeds where not said:
+    ``rho_first``/``rho_last``: the first/last block's mean branch share, ``rho_mean``: over all
+    sublayers; ``delivered``: ``delta_loss / linear_delta_loss`` (per seed, then averaged; ``None``
+    for the warmup run); ``final_loss``, ``final_min``, ``final_max``: :func:`final_loss` over the
+    seeds; ``start_loss``: step 1's."""
+    rows = []
+    for variant, data in summary.items():
+        row = {"variant": variant, "seeds": data["seeds"]}
+        if "branch_share" in data:
+            share = data["branch_share"].mean(axis=0)
+            row.update(rho_first=float(share[:2].mean()), rho_last=float(share[-2:].mean()),
+                       rho_mean=float(share.mean()))
+        if "delta_loss" in data:
+            row["delivered"] = float(np.mean(data["delta_loss"][:, 0] / data["linear_delta_loss"][:, 0]))
+        else:
+            row["delivered"] = None
+        final = final_loss(data["loss"], last)
+        row.update(final_loss=float(final.mean()), final_min=float(final.min()), final_max=float(final.max()),
+                   start_loss=float(data["loss"][:, 0].mean()))
+        rows.append(row)
+    return rows
+
+
 _LOOK = {  # colour key of lnworked.style.PALETTE, line style
     "Pre-LN": ("pre", "-"),
     "Post-LN": ("post", "--"),
     "Post-LN, α only": ("orange", "-."),
-    "Post-LN, β only": ("blue", ":"),
-    "DeepNorm (α and β)": ("navy", "-"),
+    "Post-LN, κ only": ("blue", ":"),
+    "DeepNorm (α and κ)": ("navy", "-"),
     "Post-LN + warmup": ("post", "-"),
 }
 

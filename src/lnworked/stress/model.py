@@ -14,11 +14,11 @@ which is the same arithmetic, so one compiled program can train both placements.
 
 DeepNorm (Wang et al. 2022, "DeepNet: Scaling Transformers to 1,000 Layers") is Post-LN with
 each residual sum weighted, ``x = N(alpha x + F(x))``, and the kernels of the attention's value
-and output projections and of the MLP's two layers initialised times ``beta``
-(``config.residual_scale`` = alpha, ``config.branch_init_scale`` = beta; the paper's
+and output projections and of the MLP's two layers initialised times ``kappa`` (the paper's
+``beta``; ``config.residual_scale`` = alpha, ``config.branch_init_scale`` = kappa; the paper's
 pseudo-code and the authors' ``torchscale`` scale ``v_proj``, ``out_proj``, ``fc1``, ``fc2``
 and leave ``q_proj``, ``k_proj`` alone). Here ``alpha`` weights the stream in every sum,
-``y = alpha x + F(...)``, whichever the placement, and ``beta`` multiplies the ``V`` third of
+``y = alpha x + F(...)``, whichever the placement, and ``kappa`` multiplies the ``V`` third of
 the fused ``[W^Q | W^K | W^V]`` kernel, ``attention_output``, ``mlp_in`` and ``mlp_out``.
 With both 1 (the defaults) the arithmetic is the article's, operation for operation.
 
@@ -43,8 +43,8 @@ from lnworked.stress.config import StressConfig
 __all__ = ["causal_self_attention", "sinusoidal_positions", "embed_tokens", "Block", "make_block", "TinyLM",
            "make_model", "init_params", "NORM_LAYERS", "BRANCH_SCALED_KERNELS"]
 
-# The kernels DeepNorm's beta multiplies (the value third of ``qkv`` only): Wang et al. 2022's v_proj,
-# out_proj and the FFN's fc1, fc2.
+# The kernels DeepNorm's kappa (its paper's beta) multiplies (of ``qkv`` only the value third):
+# Wang et al. 2022's v_proj, out_proj and the FFN's fc1, fc2.
 BRANCH_SCALED_KERNELS = ("qkv", "attention_output", "mlp_in", "mlp_out")
 
 NORM_LAYERS = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
@@ -120,7 +120,7 @@ class Block(nn.Module):
     mlp_ratio: int = 4
     zero_qk: bool = False
     residual_scale: float = 1.0  # alpha: each residual sum is alpha x + F
-    branch_init_scale: float = 1.0  # beta: multiplies the initial kernels in BRANCH_SCALED_KERNELS (V third of qkv)
+    branch_init_scale: float = 1.0  # kappa (DeepNorm's beta): times the initial BRANCH_SCALED_KERNELS (qkv: V only)
 
     def setup(self):
         kernel_init = nn.initializers.lecun_normal() if self.init == "lecun" else nn.initializers.xavier_uniform()
