@@ -200,8 +200,8 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           truth="The eigenvalues of a product of matrices that do not commute are not the products of "
                 "their eigenvalues: the Jacobians rotate the gradient as well as shrink it, and (I + J_F) "
                 "re-amplifies what J_N shrinks. In the book's random Post-LN stack (width 16, 8 random "
-                "seeds) the median input-gradient norm at depth 24 is {median_24}, about {per_layer_24} "
-                "per layer, not the steady-factor toy's 0.6²⁴ = {toy_24}.",
+                "seeds) the median input-gradient norm at depth 24 is {median_24} (its 24th root is "
+                "{per_layer_24}), not the steady-factor toy's 0.6²⁴ = {toy_24}.",
           cites=()), _eigenvalue_products),
     (dict(id="000-post-formula-order", title='The Post-LN gradient, in the right order', source="000", verdict="wrong",
           chapter="chapters/03_gradients_through_depth",
@@ -237,8 +237,8 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "below 1 only when the spread σ of the norm's input is above 1, and the block's (I + J_F) then "
                 "multiplies back.",
           truth="The book's random Post-LN stack (8 seeds) has a median input-gradient norm of {median_24} at "
-                "depth 24, about {per_layer_24} per layer: the 0.6 per layer of the text is an assumption, not a "
-                "typical value.",
+                "depth 24 (its 24th root is {per_layer_24}, near 1): the 0.6 per layer of the text is an assumption, "
+                "not a typical value.",
           cites=()), _eigenvalue_products),
     (dict(id="001-never-multiplied", title='Pre-LN branch Jacobians do multiply', source="001", verdict="wrong",
           chapter="chapters/03_gradients_through_depth",
