@@ -138,7 +138,8 @@ class Block(nn.Module):
         return x + branch if self.residual_scale == 1.0 else self.residual_scale * x + branch
 
     def attn(self, x):
-        return self.attention_output(causal_self_attention(self.qkv(x), self.heads, self.causal))
+        mixed = causal_self_attention(self.qkv(x), self.heads, self.causal)
+        return self.attention_output(mixed)
 
     def mlp(self, x):
         return self.mlp_out(ACTIVATIONS[self.activation](self.mlp_in(x)))
