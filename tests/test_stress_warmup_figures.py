@@ -109,3 +109,17 @@ def test_every_text_is_large_enough_for_a_phone(make):
     assert texts
     smallest = min(FONT_390.values())
     assert min(t.get_fontsize() for t in texts) >= smallest >= 14
+
+
+def test_argument_figure_labels_at_least_three_gradient_ticks_on_a_narrow_range():
+    # a band narrower than a decade (0.3 to 0.9), where powers of 10 alone would label one tick or none
+    profile_rows = [dict(pre_norm=pre_norm, warmup=0, step=0, layer=layer, block_gradient_norm=value)
+                    for pre_norm, values in ((True, (0.3, 0.4, 0.5)), (False, (0.6, 0.75, 0.9)))
+                    for layer, value in zip((1, 2, 3), values)]
+    fig = argument_figure(_shares(), profile_rows, _first_update_rows(), SMALL)
+    backward = fig.axes[1]
+    fig.canvas.draw()
+    low, high = backward.get_ylim()
+    shown = [label.get_text() for tick, label in zip(backward.get_yticks(), backward.get_yticklabels())
+             if label.get_text() and low <= tick <= high]
+    assert len(shown) >= 3, shown

@@ -12,7 +12,7 @@ about 0.6 of its size on a 390 px phone, so 14 pt (21 px) still reads at about 1
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnworked.style import PALETTE, new_figure
 
@@ -183,6 +183,10 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     for ax in (forward, backward):
         ax.set_xticks(blocks[::max(1, len(blocks) // 6)])
     backward.set_yscale("log")
+    # the gradient norms span less than a decade: label 1, 2 and 5 of each decade, not only its powers of 10
+    backward.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    backward.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    backward.yaxis.set_minor_formatter(NullFormatter())
     update.set_xscale("log", base=2)
     update.set_yscale("log")
     update.set_xticks(d, [str(v) for v in d])
