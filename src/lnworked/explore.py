@@ -380,12 +380,13 @@ def _ln_readouts(values: dict) -> dict:
 
 
 def _ln_table(readouts: dict) -> str:
+    """One row per component, one column per placement (narrow enough for a phone)."""
     d = len(readouts) // 2
-    head = "".join(f"<th>x{i + 1}</th>" for i in range(d))
+    head = "".join(f"<th>{label.replace(' ', '<br>', 1)}</th>" for _, label in _LN_ROWS)
     rows = "".join(
-        f"<tr><th>{label}</th>" + "".join(f"<td>{_readout(f'{kind}-{i + 1}', readouts[f'{kind}-{i + 1}'])}</td>"
-                                          for i in range(d)) + "</tr>"
-        for kind, label in _LN_ROWS
+        f"<tr><th>x{i + 1}</th>" + "".join(f"<td>{_readout(f'{kind}-{i + 1}', readouts[f'{kind}-{i + 1}'])}</td>"
+                                           for kind, _ in _LN_ROWS) + "</tr>"
+        for i in range(d)
     )
     return f'<table class="lnw-table"><tr><th>output</th>{head}</tr>{rows}</table>'
 

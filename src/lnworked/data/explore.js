@@ -57,7 +57,9 @@
   function frame(svg) {
     var box = (svg.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
     var w = parseFloat(box[2]), h = parseFloat(box[3]);
-    return { w: w, h: h, left: 62, right: w - 12, top: 26, bottom: h - 38 };
+    /* a phone's canvas (narrower than 480 units) gets larger text and room for a two-row legend */
+    var phone = w < 480;
+    return { w: w, h: h, left: 62, right: w - 12, top: phone ? 48 : 26, bottom: h - 40, text: phone ? 12 : 11 };
   }
 
   function fmtTick(v) {
@@ -81,7 +83,7 @@
   }
 
   function axes(svg, f, yTicks, y, xTicks, x, xLabel, yLabel) {
-    var g = node(svg, svg, "g", { "class": "lnw-axes", fill: "currentColor", "font-size": "11" });
+    var g = node(svg, svg, "g", { "class": "lnw-axes", fill: "currentColor", "font-size": String(f.text) });
     node(svg, g, "line", { x1: f.left, y1: f.bottom, x2: f.right, y2: f.bottom, stroke: "currentColor" });
     node(svg, g, "line", { x1: f.left, y1: f.top, x2: f.left, y2: f.bottom, stroke: "currentColor" });
     yTicks.forEach(function (t) {
@@ -99,14 +101,17 @@
       transform: "rotate(-90 12 " + (f.top + f.bottom) / 2 + ")" }, yLabel);
   }
 
+  /* Legend entries left to right above the plot; an entry that would run past the canvas starts a new row. */
   function legend(svg, f, items) {
-    var g = node(svg, svg, "g", { "class": "lnw-legend", "font-size": "11", fill: "currentColor" });
-    var px = f.left + 6;
+    var size = f.w < 480 ? 13 : 11, row = size + 6, start = f.w < 480 ? 8 : f.left + 6;
+    var g = node(svg, svg, "g", { "class": "lnw-legend", "font-size": String(size), fill: "currentColor" });
+    var px = start, py = 4;
     items.forEach(function (it) {
-      node(svg, g, "rect", { x: px, y: 8, width: 14, height: 8, fill: it.color });
-      var t = node(svg, g, "text", { x: px + 18, y: 16 }, it.label);
-      px += 26 + 6.2 * it.label.length;
-      return t;
+      var width = 18 + 0.56 * size * it.label.length;
+      if (px > start && px + width > f.w - 4) { px = start; py += row; }
+      node(svg, g, "rect", { x: px, y: py + 3, width: 14, height: 9, fill: it.color });
+      node(svg, g, "text", { x: px + 18, y: py + size - 1 }, it.label);
+      px += width + 10;
     });
   }
 
@@ -182,7 +187,7 @@
     var y = yScale(f, lo, hi, false);
     var n = o.groups.length, gw = (f.right - f.left) / n, bw = gw * 0.8 / o.series.length;
     axes(svg, f, yTicks, y, [], function (v) { return v; }, o.xLabel, o.yLabel);
-    var g = node(svg, svg, "g", { "font-size": "11", fill: "currentColor", "text-anchor": "middle" });
+    var g = node(svg, svg, "g", { "font-size": String(f.text), fill: "currentColor", "text-anchor": "middle" });
     o.groups.forEach(function (label, i) {
       node(svg, g, "text", { x: f.left + gw * (i + 0.5), y: f.bottom + 16 }, label);
       o.series.forEach(function (s, j) {
@@ -299,9 +304,10 @@
     if (!root || root.getAttribute("data-lnw-ready") === "1") { return; }
     var data = JSON.parse(root.querySelector("script.lnw-data").textContent);
     var render = RENDER[root.getAttribute("data-explorer")];
-    /* On a phone the plot gets a narrower canvas, so its 11-unit text is not scaled down to 7 px. */
+    /* On a phone the plot gets a narrower, taller canvas, so its text is not scaled down to 7 px
+       and the chart is not squashed flat. */
     var plot = root.querySelector("svg.lnw-plot");
-    if (plot && root.clientWidth && root.clientWidth < 480) { plot.setAttribute("viewBox", "0 0 360 300"); }
+    if (plot && root.clientWidth && root.clientWidth < 480) { plot.setAttribute("viewBox", "0 0 340 400"); }
     var sliders = root.querySelectorAll('input[type="range"]');
     var update = function (event) {
       render(root, data, event);
