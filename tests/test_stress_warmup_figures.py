@@ -68,7 +68,7 @@ def test_argument_figure_draws_the_three_links():
     x, y = _line(update, "Post-LN").get_data()
     np.testing.assert_allclose(x, [1, 2, 4])
     np.testing.assert_allclose(y, np.array([1, 2, 4]) * 2 * 1.5 * SMALL)
-    assert update.get_yscale() == "log" and backward.get_yscale() == "log"
+    assert update.get_yscale() == "log" and backward.get_yscale() == "linear" and backward.get_ylim()[0] == 0
 
 
 @pytest.mark.parametrize("change, argument", [
@@ -112,9 +112,9 @@ def test_every_text_is_large_enough_for_a_phone(make):
 
 
 def test_argument_figure_labels_at_least_three_gradient_ticks_on_a_narrow_range():
-    # a band narrower than a decade (0.3 to 0.9), where powers of 10 alone would label one tick or none
+    # a band narrower than a decade (0.044 to 0.15, as on the page), where a log axis labels 0.05 and 0.1 only
     profile_rows = [dict(pre_norm=pre_norm, warmup=0, step=0, layer=layer, block_gradient_norm=value)
-                    for pre_norm, values in ((True, (0.3, 0.4, 0.5)), (False, (0.6, 0.75, 0.9)))
+                    for pre_norm, values in ((True, (0.044, 0.06, 0.08)), (False, (0.09, 0.12, 0.15)))
                     for layer, value in zip((1, 2, 3), values)]
     fig = argument_figure(_shares(), profile_rows, _first_update_rows(), SMALL)
     backward = fig.axes[1]

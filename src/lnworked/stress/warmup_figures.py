@@ -12,7 +12,7 @@ about 0.6 of its size on a 390 px phone, so 14 pt (21 px) still reads at about 1
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import MaxNLocator
 
 from lnworked.style import PALETTE, new_figure
 
@@ -152,8 +152,9 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     1. forward: each sublayer's branch share ``rho = |F|^2 / |x + F|^2`` against block ``l`` (the
        attention at ``l - 1/4``, the MLP at ``l + 1/4``), mean over the seeds of ``shares``
        (:func:`~lnworked.stress.amplification.branch_dependence`) with their range;
-    2. backward: each block's gradient norm ``|dL/d theta_l|`` against ``l``, from the step-0 rows of
-       ``profile_rows`` (:func:`~lnworked.stress.committed.committed_profiles`) of the runs without warmup;
+    2. backward: each block's gradient norm ``|dL/d theta_l|`` against ``l`` (linear axis from 0),
+       from the step-0 rows of ``profile_rows``
+       (:func:`~lnworked.stress.committed.committed_profiles`) of the runs without warmup;
     3. update sensitivity: the logits' relative RMS change under AdamW's first update at ``small_rate``
        against the number of blocks ``L``, mean over the seeds of ``rows``
        (:func:`~lnworked.stress.first_update.first_update_table`) with their range.
@@ -182,11 +183,10 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     forward.set_ylim(0, 1)
     for ax in (forward, backward):
         ax.set_xticks(blocks[::max(1, len(blocks) // 6)])
-    backward.set_yscale("log")
-    # the gradient norms span less than a decade: label 1, 2 and 5 of each decade, not only its powers of 10
-    backward.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    backward.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    backward.yaxis.set_minor_formatter(NullFormatter())
+    # the gradient norms span less than a decade: a linear axis from 0 shows "of the same order" with
+    # several labelled ticks (a log axis labels only powers of 10, one or two of them)
+    backward.set_ylim(bottom=0)
+    backward.yaxis.set_major_locator(MaxNLocator(5))
     update.set_xscale("log", base=2)
     update.set_yscale("log")
     update.set_xticks(d, [str(v) for v in d])
