@@ -475,3 +475,22 @@ def test_independent_write_ratio_against_monte_carlo():
     with pytest.raises(ValueError, match="^first_ratio:"):
         independent_write_ratio(-1.0, 3)
 
+
+
+def test_relative_input_gradients_are_the_product_of_the_backward_gains():
+    """Two routes to ||d(w . y_L)/dx_0|| / ||w||: stack_profile's product of block Jacobians
+    divided by the readout's norm, and backward_gains' block-by-block walk of the vector
+    g_L = w (the product of its gains is ||g_0|| / ||g_L||)."""
+    from lnworked.family_table import relative_input_gradients
+
+    seeds = [0, 1, 2]
+    for variant in ("post", "pre", "deepnorm"):
+        relative = relative_input_gradients(variant, layers=6, seeds=seeds, width=8)
+        gains = backward_gains.backward_gains(variant, layers=6, seeds=seeds, width=8)["gain"]
+        np.testing.assert_allclose(relative, np.prod(gains, axis=1), rtol=1e-10)
+    raw = seed_spread("post", layers=6, seeds=seeds, width=8)
+    relative = relative_input_gradients("post", layers=6, seeds=seeds, width=8)
+    norms = [np.linalg.norm(stack_sublayers("post", 6, 8, s)[1]) for s in seeds]
+    assert raw["max_grad"] == pytest.approx(max(relative * norms))
+    with pytest.raises(ValueError, match="^seeds:"):
+        relative_input_gradients("post", seeds=[])

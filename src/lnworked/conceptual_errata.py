@@ -269,7 +269,11 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "give for warmup is the size of the first updates near the output, and they call warmup "
                 "practically helpful for avoiding it, not the only remedy. Liu et al. (2020) add that vanishing "
                 "gradients are not the direct cause of Post-LN's instability: its strong dependence on its "
-                "residual branches amplifies small parameter changes. And \"effectively zero\" is the scalar toy's "
+                "residual branches amplifies small parameter changes. On the book's own tiny model, chapter 6 "
+                "measured otherwise than Xiong et al.: the gradients at initialisation are of the same order in "
+                "both placements ([the gradient at initialisation](#ch5w-xiong)); what differs is how far AdamW's "
+                "first update, about the learning rate per parameter, moves Post-LN's output "
+                "([the answer](#ch5w-answer)). And \"effectively zero\" is the scalar toy's "
                 "0.6²⁴, not a measured gradient (see [the erratum on that factor](#concept-001-factor-below-one)).",
           cites=("xiong2020layer", "liu2020admin")), None),
     (dict(id="001-deep-post-ln", title='Deep Post-LN does train, with residual scaling', source="001",
@@ -328,7 +332,10 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "and a freshly initialised F writes about as much: the sum's spread is of order 1, and so is 1/σ.",
           truth="For x ~ N(0, I) of width 64 and a random GELU MLP, σ = {sigma} and the norm's backward factor is "
                 "{factor} (Ex 4's sum of spread 100 gives {ex4_factor}). And the reason Xiong et al. (2020) give for "
-                "warmup is large gradients near the output at initialisation, not a small backward factor.",
+                "warmup is large gradients near the output at initialisation, not a small backward factor; on the "
+                "book's own tiny model chapter 6 measured even that otherwise: the gradients at initialisation are "
+                "of the same order in both placements ([the gradient at initialisation](#ch5w-xiong)), and what "
+                "differs is how far AdamW's first update moves Post-LN's output ([the answer](#ch5w-answer)).",
           cites=("xiong2020layer",)), _post_ln_backward_at_init),
     (dict(id="004-ex5-highway", title='The "+1" is not a factor of at least 1', source="004", verdict="misleading",
           chapter="chapters/03_gradients_through_depth",

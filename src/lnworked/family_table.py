@@ -2,7 +2,9 @@
 
 :func:`family_table` measures the rows (:func:`lnworked.random_stack.stack_profile` of each
 placement, with its formula and source from :mod:`lnworked.placements`);
-:func:`format_family_table` writes them as an HTML or Markdown table.
+:func:`format_family_table` writes them as an HTML or Markdown table;
+:func:`relative_input_gradients` gives the table's gradient column for several seeds.
+Every gradient is relative to the readout that sent it, ``|| d(w . y_L) / d x_0 || / ||w||``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from lnworked.placements import VARIANTS, variant_spec
 from lnworked.random_stack import stack_profile
 from lnworked.validation import check_int
 
-__all__ = ["family_table", "format_family_table"]
+__all__ = ["family_table", "format_family_table", "relative_input_gradients"]
 
 
 def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale: float = 1.0, variants=None) -> list[dict]:
@@ -53,6 +55,23 @@ def family_table(layers: int = 48, width: int = 16, seed: int = 0, branch_scale:
             }
         )
     return rows
+
+
+def relative_input_gradients(variant, layers: int = 48, seeds=range(8), width: int = 16,
+                             branch_scale: float = 1.0) -> np.ndarray:
+    """The family table's gradient for several seeds: one value per seed, in the order given::
+
+        || d(w . y_L) / d x_0 || / ||w||
+
+    with ``L = layers`` and ``w`` each seed's own random readout, so 1 means the gradient
+    reaches the input at the size the readout sent it (the raw norm also carries ``||w||``,
+    which varies from seed to seed). Summarise it with ``np.median``, ``min``, ``max``.
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds: need at least one seed")
+    profiles = [stack_profile(variant, layers, width, seed, branch_scale) for seed in seeds]
+    return np.array([p.final_input_grad_norm / p.readout_norm for p in profiles])
 
 
 #: The numbers first, the formula last: on a phone the table scrolls sideways inside its box.
