@@ -185,7 +185,7 @@ def _block_column(ax, pre: bool, font: int):
     final norm ``ln_f``. Post-LN: ``x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))``, no final norm.
     The orange highway is the residual copy of each sub-block.
     """
-    width, height, radius, side = 1.9, 0.72, 0.3, 1.75
+    width, height, radius, side = 2.1, 0.72, 0.3, 1.75
     text = PALETTE["text"]
     ax.plot([0, 0], [0.2, 0.8], color=text, linewidth=1.8, zorder=2)
     _endpoint(ax, (0, 0.15), "$x_\\ell$", "top")
@@ -236,7 +236,7 @@ def _block_column(ax, pre: bool, font: int):
     else:
         ax.text(0, end + 0.35, "after the last block:", ha="center", va="center", fontsize=font - 1, color=text)
         _arrow(ax, (0, end + 0.7), (0, end + 1.5), text)
-        ax.text(0, end + 1.55, "readout (no final norm)", ha="center", va="bottom", fontsize=font, color=text)
+        ax.text(0, end + 1.55, "readout\n(no final norm)", ha="center", va="bottom", fontsize=font, color=text)
     return end + 2.6
 
 
@@ -252,12 +252,12 @@ def transformer_block_diagrams() -> Figure:
     ``box-attention`` and ``box-mlp``, adds ``box-add``, residual copies ``highway``.
     """
     font = FONT["box"] + 1
-    fig, (post, pre) = new_figure(6.2, 9.0, ncols=2)  # narrow: legible on a phone
+    fig, (post, pre) = new_figure(4.4, 7.6, ncols=2)  # narrow: its text about 13 px on a phone
     tops = []
     for ax, is_pre, name, color in ((post, False, "Post-LN\n(original transformer)", PALETTE["post"]),
                                     (pre, True, "Pre-LN\n(GPT-2, LLaMA)", PALETTE["pre"])):
         tops.append(_block_column(ax, is_pre, font))
         _title(ax, name, color)
     for ax in (post, pre):
-        _diagram_axes(ax, (-1.9, 2.2), (-0.5, max(tops)))
+        _diagram_axes(ax, (-2.05, 2.15), (-0.5, max(tops)))
     return fig

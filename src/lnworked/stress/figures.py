@@ -12,6 +12,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import LogNorm, to_rgb
+from matplotlib.ticker import MaxNLocator
 
 from lnworked.stress.report import display_name
 from lnworked.style import PALETTE, new_figure
@@ -20,6 +21,8 @@ __all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_fig
 
 #: Width of every figure here, inches.
 WIDTH = 6.0
+#: Width, inches, of a figure whose text must stay large on a phone (the per-block gradients).
+PHONE_NARROW = 4.6
 #: Font sizes (points) of the figures here: larger than the house sizes, for a phone.
 PHONE_FONT = {"title": 15, "label": 14, "tick": 13, "legend": 12, "annotation": 15}
 #: Background of a stability-map cell whose runs diverged.
@@ -98,7 +101,7 @@ def stability_map(rows):
 
 def layer_gradient_figure(rows):
     """Gradient norm of each block at initialisation against its position, Pre-LN vs Post-LN."""
-    fig, ax = new_figure(WIDTH, 5.2)
+    fig, ax = new_figure(PHONE_NARROW, 5.0)  # narrower than WIDTH: its text shrinks less on a phone
     depths = sorted({r["layers"] for r in rows})
     shades = np.linspace(0.45, 1.0, len(depths))
     for depth, shade in zip(depths, shades):
@@ -108,10 +111,11 @@ def layer_gradient_figure(rows):
                     alpha=shade, linewidth=2, marker="o", markersize=4,
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {depth} layers")
     ax.set_yscale("log")
-    _style(ax, "Gradient norm per block at initialisation", "block (1 = next to the input)",
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # blocks are whole numbers
+    _style(ax, "Gradient norm per block\nat initialisation", "block (1 = next to the input)",
            "gradient norm of the block")
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=2, loc="upper center",
-              bbox_to_anchor=(0.5, -0.2))
+    ax.legend(fontsize=PHONE_FONT["legend"] + 1, frameon=False, ncol=2, loc="upper center",
+              bbox_to_anchor=(0.5, -0.2), columnspacing=1.0, handlelength=1.6)
     return fig
 
 
