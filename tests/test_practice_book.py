@@ -68,12 +68,12 @@ def test_every_family_is_an_exercise_with_a_collapsed_solution(notebook):
 
 
 def chapter_labels() -> set[str]:
-    """The MyST labels ``(chN-...)=`` of the chapter notebooks."""
+    """The MyST labels ``(chN-...)=`` and ``(chNw-...)=`` (the why-warmup chapter) of the chapter notebooks."""
     found = set()
     for path in sorted((ROOT / "book" / "chapters").glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown":
-                found.update(re.findall(r"^\((ch[0-9]-[a-z0-9-]+)\)=", cell.source, re.M))
+                found.update(re.findall(r"^\((ch[0-9]w?-[a-z0-9-]+)\)=", cell.source, re.M))
     return found
 
 
@@ -90,7 +90,7 @@ def test_every_family_links_to_the_section_that_teaches_it(notebook):
     assert set(blocks) == set(FAMILIES)
     for name, body in blocks.items():
         refs = re.findall(r"{ref}`(?:[^`<]*<)?([^`<>]+)>?`", body.split("```{glue:md}")[0])
-        sections = [r for r in refs if re.match(r"ch[1-6]-", r)]
+        sections = [r for r in refs if re.match(r"ch[1-6]w?-", r)]
         assert sections, f"{name} links to no chapter section"
         missing = [r for r in sections if r not in labels]
         assert not missing, f"{name} links to labels no chapter defines: {missing}"

@@ -9,6 +9,7 @@ from fractions import Fraction
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 import sympy as sp
 
@@ -65,7 +66,36 @@ def independent(problem):
     if name == "residual_growth":
         var = exact(p["initial_variance"]) + p["additions"] * exact(p["branch_variance"])
         return float(sp.sqrt(var))
+    if name == "adam_first_update":
+        return optax_first_update(p)
+    if name == "branch_share":
+        return share_of_explicit_vectors(p, seed=len(problem.stem))
     raise KeyError(name)
+
+
+def optax_first_update(p) -> np.ndarray:
+    """One step of Optax's ``adamw`` (the book's optimiser's parts, in float32) from the
+    problem's parameters and gradient: the update it returns is ``Delta theta``."""
+    theta0 = jnp.asarray(p["theta0"], dtype=jnp.float32)
+    g = jnp.asarray(p["g"], dtype=jnp.float32)
+    optimiser = optax.adamw(p["learning_rate"], b1=0.9, b2=0.95, eps=p["eps"],
+                            weight_decay=p["weight_decay"])
+    updates, _ = optimiser.update(g, optimiser.init(theta0), theta0)
+    return np.asarray(updates, float)
+
+
+def share_of_explicit_vectors(p, seed: int, d: int = 8) -> float:
+    """Vectors x, F in a random orthonormal frame of R^d with the stated ||x||^2, ||F||^2 and
+    <x, F>, then ||F||^2 / ||alpha x + F||^2 computed from the vectors themselves."""
+    rng = np.random.default_rng(seed)
+    frame, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    x_norm = np.sqrt(p["x_sq"])
+    along = p["inner"] / x_norm
+    x = x_norm * frame[:, 0]
+    f = along * frame[:, 0] + np.sqrt(p["F_sq"] - along**2) * frame[:, 1]
+    np.testing.assert_allclose([x @ x, f @ f, x @ f], [p["x_sq"], p["F_sq"], p["inner"]], rtol=1e-12, atol=1e-12)
+    alpha = float(np.sqrt(np.sqrt(2 * p["layers"])))  # DeepNorm's (2L)^(1/4), decoder-only
+    return float(f @ f / np.sum((alpha * x + f) ** 2))
 
 
 NUMERIC = [f for f, fam in FAMILIES.items() if fam.kind != "choice"]
@@ -79,7 +109,7 @@ def test_at_least_ten_families_cover_all_answer_kinds():
 
 @pytest.mark.parametrize("family", NUMERIC)
 def test_family_answer_matches_independent_route(family):
-    rel = {"post_ln_backward_scale": 1e-5}.get(family, 1e-9)
+    rel = {"post_ln_backward_scale": 1e-5, "adam_first_update": 1e-5}.get(family, 1e-9)
     for seed in SEEDS:
         problem = variant(seed, f"student-{seed}", family)
         got = np.atleast_1d(np.array(problem.answer.value, float))
@@ -121,6 +151,60 @@ def test_why_stream_grows_quotes_sqrt_n():
         assert f"\\sqrt{{{n}}}" in right
         std = float(sp.sqrt(n))
         assert f"{std:.5g}" in right
+
+
+def test_adam_first_update_is_the_books_optimiser_step():
+    """The stress test's own optimiser (lnworked.stress.optim, float32) with the problem's
+    weight decay, its first update applied at the problem's rate, moves theta by the answer."""
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.optim import apply_rate, make_optimizer
+
+    for seed in range(10):
+        p = variant(seed, "ada", "adam_first_update").params
+        optimiser = make_optimizer(StressConfig().replace(weight_decay=p["weight_decay"]))
+        theta0 = jnp.asarray(p["theta0"], dtype=jnp.float32)
+        updates, _ = optimiser.update(jnp.asarray(p["g"], dtype=jnp.float32), optimiser.init(theta0), theta0)
+        moved = np.asarray(apply_rate(theta0, updates, p["learning_rate"]), float) - np.asarray(theta0, float)
+        answer = np.array(variant(seed, "ada", "adam_first_update").answer.value)
+        np.testing.assert_allclose(moved, answer, rtol=0, atol=1e-3 * np.abs(answer).max())
+
+
+def test_adam_first_update_moves_every_entry_by_about_the_rate():
+    """The solution's claim, against Optax: every entry moves by about eta although the
+    gradients span six or more decades; multiplying the gradient by 1000 barely changes it."""
+    for seed in SEEDS:
+        p = variant(seed, "ada", "adam_first_update").params
+        g = np.abs(p["g"])
+        assert g.max() / g.min() > 1e5
+        step = np.abs(optax_first_update(p)) / p["learning_rate"]
+        assert np.all((step > 0.75) & (step < 1.25)), (seed, step)
+        louder = optax_first_update({**p, "g": [1000 * v for v in p["g"]]})
+        np.testing.assert_allclose(louder, optax_first_update(p), atol=0.1 * p["learning_rate"])
+
+
+def test_branch_share_falls_with_alpha_on_explicit_vectors():
+    """The solution's claim that alpha lowers the share, on vectors built with the stated norms."""
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "branch_share")
+        p = problem.params
+        with_alpha = share_of_explicit_vectors(p, seed)
+        plain = share_of_explicit_vectors({**p, "layers": 0.5}, seed)  # (2 * 0.5)^(1/4) = 1
+        assert 0 < with_alpha < plain < 1, (seed, with_alpha, plain)
+        assert f"{plain:.5g}" in problem.solution
+
+
+def test_why_warmup_answer_is_the_update_sensitivity():
+    stems = set()
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "why_warmup")
+        choices = problem.answer.choices
+        right = choices[problem.answer.value]
+        assert "AdamW's first update" in right and "branch share" in right
+        assert len(set(choices)) == 4
+        assert sum("gradient" in c.split(":")[0] for c in choices) == 2  # the two gradient stories
+        assert any("\\sqrt{L}" in c and "Post-LN" in c for c in choices if c != right)
+        stems.add(problem.stem)
+    assert len(stems) == 2
 
 
 def test_identity_path_answer_is_pre_ln_by_autodiff():
@@ -203,3 +287,18 @@ def test_slots_and_bad_arguments():
         make_assignment(1, ["ada", "ada"])
     with pytest.raises(ValueError, match="seed"):
         variant_rng("1", "ada", "x")
+
+
+def test_warmup_formulas_reject_bad_input():
+    from lnworked.practice.warmup import adamw_first_update, branch_share
+
+    with pytest.raises(ValueError, match="theta0"):
+        adamw_first_update([1.0, 2.0], [0.0], 1e-3, 1e-8, 0.01)
+    with pytest.raises(ValueError, match="eps"):
+        adamw_first_update([1.0], [0.0], 1e-3, 0.0, 0.01)
+    with pytest.raises(ValueError, match="inner"):
+        branch_share(1.0, 1.0, 1.5)  # |<x, F>| > ||x|| ||F||
+    with pytest.raises(ValueError, match="x_sq"):
+        branch_share(-1.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        branch_share(1.0, 1.0, -1.0)  # F = -x: alpha x + F = 0

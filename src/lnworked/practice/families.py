@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from lnworked.practice import concepts, forward, gradients
+from lnworked.practice import concepts, forward, gradients, warmup
 from lnworked.practice.problem import Problem
 
 __all__ = ["Family", "FAMILIES", "get_family", "EXPORTS"]
@@ -57,6 +57,12 @@ _LIST = [
            concepts.make_why_stream_grows),
     Family("identity_path", "Which placement keeps the identity term of the block Jacobian", "choice",
            concepts.make_identity_path),
+    Family("adam_first_update", "AdamW's first update: every parameter moves by about η, whatever its gradient",
+           "vector", warmup.make_adam_first_update),
+    Family("branch_share", "A Post-LN sublayer's branch share ρ under DeepNorm's residual weight α", "number",
+           warmup.make_branch_share),
+    Family("why_warmup", "Which measured quantity explains why Post-LN needs warmup", "choice",
+           warmup.make_why_warmup),
 ]
 
 #: Every family by name, in the order of the book.
