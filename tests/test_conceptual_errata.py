@@ -162,6 +162,20 @@ def test_every_record_is_complete_and_its_truth_is_filled():
             assert record.section in _labels_in(_chapter_path(record)), f"{record.id}: no label {record.section}"
 
 
+def test_links_in_the_texts_name_labels_of_the_book():
+    """A ``[text](#label)`` link in a check or truth text names a label of some page (another
+    erratum's ``concept-<id>``, or a section of a chapter)."""
+    labels = {record.anchor for record in RECORDS.values()}
+    for path in list((BOOK / "chapters").glob("*.ipynb")) + list((BOOK / "chapters").glob("*.md")):
+        labels |= _labels_in(path)
+    linked = 0
+    for record in RECORDS.values():
+        for target in re.findall(r"\]\(#([\w-]+)\)", record.check_text() + record.truth_text()):
+            assert target in labels, f"{record.id}: no label {target}"
+            linked += 1
+    assert linked >= 1
+
+
 def test_each_erratum_is_linked_from_the_chapter_that_teaches_it():
     for record in RECORDS.values():
         path = _chapter_path(record)
