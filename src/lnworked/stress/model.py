@@ -135,7 +135,9 @@ class Block(nn.Module):
 
     def residual(self, x, branch):
         """The residual sum ``alpha x + branch`` (``x + branch`` when ``alpha == 1``)."""
-        return x + branch if self.residual_scale == 1.0 else self.residual_scale * x + branch
+        if self.residual_scale == 1.0:
+            return x + branch
+        return self.residual_scale * x + branch
 
     def attn(self, x):
         mixed = causal_self_attention(self.qkv(x), self.heads, self.causal)
