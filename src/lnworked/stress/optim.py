@@ -22,8 +22,9 @@ from lnworked.stress.config import StressConfig
 __all__ = ["make_optimizer", "learning_rate_at", "learning_rates", "apply_rate"]
 
 
-def make_optimizer(config: StressConfig) -> optax.GradientTransformation:
-    """``scale_by_adam`` -> ``add_decayed_weights`` -> ``scale(-1)``; the rate comes later."""
+def make_optimizer(config: StressConfig):
+    """An ``optax.GradientTransformation``: ``scale_by_adam`` -> ``add_decayed_weights`` -> ``scale(-1)``;
+    the rate comes later."""
     return optax.chain(
         optax.scale_by_adam(b1=config.b1, b2=config.b2),
         optax.add_decayed_weights(config.weight_decay),
