@@ -36,10 +36,10 @@ def make_loss(logits):
 
 def make_step(logits, optimizer):
     """``step(params, opt_state, source, target, lr, *extra) -> (params, opt_state, loss, grad_norm)``."""
-    loss_fn = make_loss(logits)
+    loss_and_grad = jax.value_and_grad(make_loss(logits))
 
     def step(params, opt_state, source, target, learning_rate, *extra):
-        loss, grads = jax.value_and_grad(loss_fn)(params, source, target, *extra)
+        loss, grads = loss_and_grad(params, source, target, *extra)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = apply_rate(params, updates, learning_rate)
         return params, opt_state, loss, optax.tree.norm(grads)
