@@ -252,7 +252,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "branches themselves.",
           cites=()), _cross_term),
     (dict(id="001-warmup-cause", title='Why Post-LN needs warmup', source="001", verdict="misleading",
-          chapter="chapters/03_gradients_through_depth",
+          chapter="chapters/05_why_warmup", section="ch5w-answer",
           location="worked example 2",
           quote="The gradient reaching the earliest layers is effectively zero, and those layers barely update "
                 "without intervention. This is precisely why the original post-norm transformer needed a "
