@@ -93,7 +93,8 @@ DOM contract of the static form (the browser tests rely on it)
     - ``random-stack``: ``placement`` (select ``"post"``, ``"pre"``), ``seed`` (range
       0..7), ``depth`` (select ``"6"``..``"96"``), ``branch_scale`` (select ``"0.5"``,
       ``"1"``, ``"2"``, ``"3"``), ``view`` (select ``"norm"``, ``"gain"``). Readouts
-      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``, ``toy``.
+      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``, ``toy-factor``
+      (the scalar toy's factor f of the selected placement), ``toy`` (its ``f^L``).
       Grid: ``cells["<placement>|<scale>|<depth>"]`` with ``gain``, ``norm`` (per seed) and
       ``readouts`` (per seed). Lines: the chosen seed's ``data-series`` is the placement,
       the others ``seeds``.
@@ -619,7 +620,7 @@ STACK_SCALES = (0.5, 1.0, 2.0, 3.0)
 STACK_SEEDS = 8
 #: The scalar toy's per-layer factors of worked example Ex 5, shown beside the stack for comparison.
 TOY_FACTORS = {"post": 0.65, "pre": 1.3}
-_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max", "toy")
+_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max", "toy-factor", "toy")
 
 
 def random_stack_gains(placement: str, layers: int, branch_scale: float = 1.0, seeds=range(STACK_SEEDS)) -> np.ndarray:
@@ -638,7 +639,8 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
     ``input``: ``||g_0|| / ||g_L||`` of seed ``seed`` (:func:`gradient_norm_profile`);
     ``per-block``: the geometric mean of its block gains (``input ** (1 / L)``);
     ``below-one``: the percentage of its blocks with gain < 1; ``seeds-min`` / ``seeds-max``:
-    ``input`` over the seeds; ``toy``: the scalar toy's ``0.65^L`` (Post-LN) or ``1.3^L`` (Pre-LN).
+    ``input`` over the seeds; ``toy-factor``: the scalar toy's steady factor ``f`` per block for
+    ``placement`` (:data:`TOY_FACTORS`: 0.65 Post-LN, 1.3 Pre-LN); ``toy``: ``f^L``.
     """
     gains = random_stack_gains(placement, layers, branch_scale) if gains is None else np.asarray(gains)
     inputs = [gradient_norm_profile(row)[0] for row in gains]
@@ -649,6 +651,7 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
         "below-one": format_readout(100 * np.mean(own < 1)),
         "seeds-min": format_readout(min(inputs)),
         "seeds-max": format_readout(max(inputs)),
+        "toy-factor": format_readout(TOY_FACTORS[placement]),
         "toy": format_readout(gradient_factor(TOY_FACTORS[placement], layers)),
     }
 
@@ -664,7 +667,9 @@ def _stack_table(readouts: dict) -> str:
         ("this seed's blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
         (f"smallest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
         (f"largest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
-        ("for comparison, the scalar toy (Ex 5) at this depth: 0.65^L Post-LN, 1.3^L Pre-LN", "toy", readouts["toy"]),
+        ("for comparison, the scalar toy (Ex 5): its steady factor f per block for the selected placement",
+         "toy-factor", readouts["toy-factor"]),
+        ("the scalar toy at this depth for the selected placement, f^L", "toy", readouts["toy"]),
     ))
 
 
