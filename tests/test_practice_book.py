@@ -132,7 +132,7 @@ def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monke
         assert glued[f"{name}-statement"] == problem.statement
         assert glued[f"{name}-solution"].startswith(problem.solution)
         assert problem.answer.text in glued[f"{name}-solution"]
-    assert any("answer checker appears here" in text for text in printed)
+    assert any("a checker appears here" in text for text in printed)
     assert not any("widget-view" in str(c.get("outputs")) for c in nb.cells)
 
 
