@@ -59,7 +59,7 @@
     var w = parseFloat(box[2]), h = parseFloat(box[3]);
     /* a phone's canvas (narrower than 480 units) gets larger text and room for a two-row legend */
     var phone = w < 480;
-    return { w: w, h: h, left: 62, right: w - 12, top: phone ? 48 : 26, bottom: h - 40, text: phone ? 12 : 11 };
+    return { w: w, h: h, left: 62, right: w - 12, top: phone ? 48 : 26, bottom: h - 40, text: phone ? 13 : 11 };
   }
 
   function fmtTick(v) {
@@ -305,11 +305,22 @@
     var data = JSON.parse(root.querySelector("script.lnw-data").textContent);
     var render = RENDER[root.getAttribute("data-explorer")];
     /* On a phone the plot gets a narrower, taller canvas, so its text is not scaled down to 7 px
-       and the chart is not squashed flat. */
+       and the chart is not squashed flat. The canvas is chosen from the width the explorer has
+       when it draws (the window's, while it is hidden), so turning a phone or resizing a window
+       redraws it on the canvas that fits. */
     var plot = root.querySelector("svg.lnw-plot");
-    if (plot && root.clientWidth && root.clientWidth < 480) { plot.setAttribute("viewBox", "0 0 340 400"); }
+    var wide = plot ? (plot.getAttribute("viewBox") || "0 0 520 280") : null;
+    var fit = function () {
+      if (!plot) { return false; }
+      var width = root.clientWidth || window.innerWidth || 0;
+      var box = width && width < 480 ? "0 0 340 400" : wide;
+      if (plot.getAttribute("viewBox") === box) { return false; }
+      plot.setAttribute("viewBox", box);
+      return true;
+    };
     var sliders = root.querySelectorAll('input[type="range"]');
     var update = function (event) {
+      fit();
       render(root, data, event);
       /* echo each slider's setting (after render, which may reset one) */
       for (var i = 0; i < sliders.length; i++) {
@@ -323,6 +334,17 @@
       inputs[i].addEventListener("change", update);
     }
     update(null);
+    var pending = false;
+    if (window.addEventListener) {
+      window.addEventListener("resize", function () {
+        if (pending) { return; }
+        pending = true;
+        (window.requestAnimationFrame || window.setTimeout)(function () {
+          pending = false;
+          if (fit()) { update(null); }
+        });
+      });
+    }
     root.setAttribute("data-lnw-ready", "1");
   }
 
