@@ -77,17 +77,18 @@ def make_why_stream_grows(rng) -> Problem:
     factor = float(rng.choice([1.1, 1.2, 1.3]))
     std = residual_std(additions, 1.0)
     explode = gradient_factor(factor, additions)
+    # one line each, each a reason and a number, so the right one does not stand out by its form
     right = (
-        "no norm ever rescales the running sum: the norm acts only on the copy that enters each "
-        "sublayer, so every write stays in the stream; with independent writes of variance 1 the "
-        f"variances add, and after $L = {additions}$ writes the standard deviation is "
+        "no norm ever rescales the running sum, so the independent writes' variances add: "
         f"$\\sqrt{{{additions}}} \\approx {number_tex(std)}$"
     )
     wrong = [
-        "the norm multiplies the stream by $\\gamma/\\sigma > 1$ in every layer",
-        f"each block multiplies the stream by ${number_tex(factor)}$, so it grows like "
+        "the norm multiplies the stream by $\\gamma/\\sigma > 1$ in every layer, so the factors "
+        f"compound: $(\\gamma/\\sigma)^{{{additions}}}$",
+        f"each block multiplies the stream by ${number_tex(factor)}$ (the identity plus the write): "
         f"${number_tex(factor)}^{{{additions}}} \\approx {number_tex(explode)}$",
-        "the gradient of the identity path is larger than one, and the forward values follow it",
+        "nothing rescales the stream, so the writes' standard deviations add, one per block: "
+        f"$L \\cdot 1 = {additions}$",
     ]
     choices, index = shuffled(rng, right, wrong)
     stem = (
@@ -103,7 +104,8 @@ def make_why_stream_grows(rng) -> Problem:
         "How fast depends on the writes. Since $N$ removes the stream's scale before each sublayer, "
         "a write does not grow in proportion to the stream, so the growth is additive, not a "
         "product. With independent writes of fixed variance the variances add and the standard "
-        "deviation grows like $\\sqrt L$ (unbounded, but slowly). During training the writes "
+        "deviation grows like $\\sqrt L$ (unbounded, but slowly); standard deviations would add, "
+        "to $L$, only if every write were the same vector. During training the writes "
         "correlate and change size, and measured growth can be much faster than $\\sqrt L$. A "
         "final norm rescales what the output head sees; it does not stop the growth inside the "
         "stack, where each later write becomes small against the stream."
