@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from lnworked.cli import main
 from lnworked.stress.committed import committed_deepnorm
@@ -215,6 +216,25 @@ def test_committed_deepnorm_figure(committed):
     assert len(bottom.get_lines()) == len(VARIANTS) - 1
 
 
+def test_deepnorm_figure_reads_on_a_phone(committed):
+    """At 350-390 px: at most 5 in wide, one legend below the panels (not over the curves) with text of
+    at least 13 pt, and the loss on a log axis, so curves near 1e-3 nats do not sit on the zero line."""
+    summary, _ = committed
+    fig = deepnorm_figure(summary)
+    top, bottom = fig.axes[:2]
+    assert fig.get_figwidth() <= 5.0
+    assert top.get_yscale() == "log" and bottom.get_yscale() == "log"
+    assert top.get_legend() is None and bottom.get_legend() is None and len(fig.legends) == 1
+    texts = fig.legends[0].get_texts()
+    assert len(texts) == len(VARIANTS)
+    assert min(t.get_fontsize() for t in texts) >= 13
+    assert max(len(t.get_text()) for t in texts) <= 16
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # the constrained layout places the legend
+    legend_top = fig.legends[0].get_window_extent(renderer).y1
+    assert legend_top <= bottom.get_tightbbox(renderer).y0 + 1  # below the lower panel and its labels
+
+
 @pytest.mark.slow
 def test_committed_deepnorm_recomputes(committed):
     """Seed 7 recomputed: branch shares and the first update (one float32 forward/backward: a few ulp
@@ -231,3 +251,136 @@ def test_committed_deepnorm_recomputes(committed):
         for key in ("delta_loss", "linear_delta_loss"):
             np.testing.assert_allclose(first[variant][key][0], summary[variant][key][0, 0], atol=1e-5)
         np.testing.assert_allclose(curves[variant][0][0], summary[variant]["loss"][0, :5], rtol=1e-4)
+
+
+# -- the section's explorer (lnworked.stress.deepnorm_explorer)
+
+
+def _by_hand(rows, variant, seed, quantity):
+    """The committed rows of one run's ``quantity``, in index order (read here from the CSV's rows)."""
+    mine = sorted((r["index"], r["value"]) for r in rows
+                  if r["variant"] == variant and r["seed"] == seed and r["quantity"] == quantity)
+    return np.array([v for _, v in mine])
+
+
+def test_deepnorm_explorer_offers_exactly_the_committed_runs():
+    from lnworked.stress.deepnorm_explorer import deepnorm_explorer_spec
+
+    rows, _ = committed_deepnorm()
+    options = {c.name: list(c.values) for c in deepnorm_explorer_spec().controls}
+    assert options == {"variant": list(dict.fromkeys(r["variant"] for r in rows)),
+                       "seed": sorted({r["seed"] for r in rows})}
+    assert options["variant"] == list(VARIANTS)
+
+
+def test_deepnorm_readouts_are_the_runs_and_average_to_the_sections_table():
+    """Each run's readouts from the CSV's rows by hand; their means over the seeds are variant_table's."""
+    from lnworked.explore import format_readout
+    from lnworked.stress.deepnorm_explorer import deepnorm_readouts
+
+    rows, _ = committed_deepnorm()
+    summary = summarise(rows)
+    for row in variant_table(summary):
+        variant, texts = row["variant"], []
+        for seed in row["seeds"]:
+            shown = deepnorm_readouts(summary, variant, seed)
+            assert shown["final-loss"] == format_readout(_by_hand(rows, variant, seed, "loss")[-10:].mean())
+            shares = _by_hand(rows, variant, seed, "branch_share")
+            delta = _by_hand(rows, variant, seed, "delta_loss")
+            if shares.size:
+                assert shown["branch-share"] == format_readout(shares.mean())
+                assert shown["delivered"] == format_readout(delta[0] / _by_hand(rows, variant, seed,
+                                                                                   "linear_delta_loss")[0])
+            else:
+                assert shown["branch-share"].startswith("not measured") and shown["delivered"].startswith("not")
+            texts.append(shown)
+        mean = {k: np.mean([float(t[k]) for t in texts]) for k in ("final-loss", "branch-share", "delivered")
+                if not texts[0][k].startswith("not")}
+        assert mean["final-loss"] == pytest.approx(row["final_loss"], rel=1e-5)
+        if row["delivered"] is None:
+            assert set(mean) == {"final-loss"}
+        else:
+            assert mean["branch-share"] == pytest.approx(row["rho_mean"], rel=1e-5)
+            assert mean["delivered"] == pytest.approx(row["delivered"], rel=1e-5)
+
+
+def test_deepnorm_explorer_grid_holds_every_run_with_the_uniform_guess():
+    from lnworked.explore import spec_grid
+    from lnworked.stress.deepnorm_explorer import DEEPNORM_READOUT_KEYS, deepnorm_explorer_spec, deepnorm_readouts
+
+    rows, _ = committed_deepnorm()
+    summary = summarise(rows)
+    grid = spec_grid(deepnorm_explorer_spec())
+    assert grid["uniform"] == pytest.approx(math.log(StressConfig().vocab_size), abs=1e-4)
+    assert len(grid["runs"]) == len(VARIANTS) * 3
+    for variant in VARIANTS:
+        for seed in (7, 8, 9):
+            run = grid["runs"][f"{variant}|{seed}"]
+            loss = _by_hand(rows, variant, seed, "loss")
+            np.testing.assert_allclose(run["loss"], loss, rtol=1e-3)
+            assert grid["y_min"] <= loss.min() and max(loss.max(), math.log(64)) <= grid["y_max"]
+            shown = deepnorm_readouts(summary, variant, seed)
+            assert run["readouts"] == [shown[k] for k in DEEPNORM_READOUT_KEYS]
+
+
+@pytest.mark.parametrize("variant, seed, name", [("DeepNet", 7, "variant"), ("Post-LN", 10, "seed"),
+                                                 ("Post-LN", "7", "seed")])
+def test_deepnorm_readouts_reject_a_run_that_is_not_there(variant, seed, name):
+    from lnworked.stress.deepnorm_explorer import deepnorm_readouts
+
+    with pytest.raises(ValueError, match=name):
+        deepnorm_readouts(summarise(committed_deepnorm()[0]), variant, seed)
+
+
+def test_deepnorm_explorer_rejects_runs_that_are_not_a_full_grid(tmp_path):
+    import shutil
+
+    from importlib import resources
+
+    from lnworked.stress.deepnorm import write_deepnorm_csv
+    from lnworked.stress.deepnorm_explorer import deepnorm_explorer_spec
+
+    rows, _ = committed_deepnorm()
+    write_deepnorm_csv([r for r in rows if not (r["variant"] == "Pre-LN" and r["seed"] == 9)], tmp_path / "deepnorm.csv")
+    with resources.as_file(resources.files("lnworked") / "data" / "deepnorm-provenance.json") as path:
+        shutil.copy(path, tmp_path)
+    with pytest.raises(ValueError, match="folder"):
+        deepnorm_explorer_spec(tmp_path)
+
+
+def test_static_deepnorm_explorer_responds_to_its_controls(monkeypatch):
+    """The static HTML run by the book's explorer script (Node.js with a minimal DOM)."""
+    from test_explore import _run_in_node
+
+    from lnworked.stress.deepnorm_explorer import DEEPNORM_READOUT_KEYS, deepnorm_explorer, deepnorm_readouts
+
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    summary = summarise(committed_deepnorm()[0])
+    html = deepnorm_explorer().data
+    assert 'data-explorer="deepnorm"' in html and 'aria-live="polite"' in html
+    actions = [{"root": 0, "name": "variant", "value": "DeepNorm (α and κ)", "event": "change"},
+               {"root": 0, "name": "seed", "value": "9", "event": "change"},
+               {"root": 0, "name": "variant", "value": "Post-LN + warmup", "event": "change"}]
+    results = _run_in_node(html, actions)
+    assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 1
+    for result, key in zip(results[1:], [("DeepNorm (α and κ)", 7), ("DeepNorm (α and κ)", 9),
+                                         ("Post-LN + warmup", 9)]):
+        shown = deepnorm_readouts(summary, *key)
+        assert result["state"]["readouts"] == {k: shown[k] for k in DEEPNORM_READOUT_KEYS}, key
+        assert result["state"]["lines"] == 1
+
+
+def test_live_deepnorm_explorer_draws_the_run_and_the_uniform_guess(monkeypatch):
+    from lnworked.stress.deepnorm_explorer import deepnorm_explorer, deepnorm_readouts
+
+    monkeypatch.delenv("LNWORKED_STATIC_BUILD", raising=False)
+    rows, _ = committed_deepnorm()
+    box = deepnorm_explorer()
+    assert set(box.lnw_controls) == {"variant", "seed"}
+    box.lnw_controls["variant"].value = "Post-LN, κ only"
+    box.lnw_controls["seed"].value = 8
+    assert box.lnw_values == deepnorm_readouts(summarise(rows), "Post-LN, κ only", 8)
+    lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
+    assert set(lines) == {"loss", "uniform"}
+    np.testing.assert_allclose(lines["uniform"].get_ydata(), math.log(StressConfig().vocab_size))
+    np.testing.assert_allclose(lines["loss"].get_ydata(), _by_hand(rows, "Post-LN, κ only", 8, "loss"))

@@ -248,45 +248,54 @@ def variant_table(summary: dict, last: int = 10) -> list[dict]:
     return rows
 
 
-_LOOK = {  # colour key of lnworked.style.PALETTE, line style
-    "Pre-LN": ("pre", "-"),
-    "Post-LN": ("post", "--"),
-    "Post-LN, α only": ("orange", "-."),
-    "Post-LN, κ only": ("blue", ":"),
-    "DeepNorm (α and κ)": ("navy", "-"),
-    "Post-LN + warmup": ("post", "-"),
+_LOOK = {  # colour key of lnworked.style.PALETTE, line style, short label for a phone-sized legend
+    "Pre-LN": ("pre", "-", "Pre-LN"),
+    "Post-LN": ("post", "--", "Post-LN"),
+    "Post-LN, α only": ("orange", "-.", "Post-LN, α"),
+    "Post-LN, κ only": ("blue", ":", "Post-LN, κ"),
+    "DeepNorm (α and κ)": ("navy", "-", "DeepNorm"),
+    "Post-LN + warmup": ("post", "-", "Post-LN + warmup"),
 }
 
 
 def deepnorm_figure(summary: dict, vocab_size: int = 64):
     """Two stacked panels from :func:`summarise`: the training loss of each variant (mean over seeds,
-    band = the seeds' range) with ``ln vocab_size`` (uniform guessing) dashed; below, each sublayer's
-    branch share ``rho_i`` at initialisation (mean over seeds) for the variants without warmup."""
-    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    band = the seeds' range) on a log axis, with ``ln vocab_size`` (uniform guessing) dashed; below,
+    each sublayer's branch share ``rho_i`` at initialisation (mean over seeds) for the variants
+    without warmup. One legend with short labels below both panels; sized (5 in wide, text at
+    :data:`lnworked.stress.warmup_figures.FONT_390`) to stay legible at 350-390 px."""
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style
+
     from lnworked.style import PALETTE, new_figure
 
-    fig, (top, bottom) = new_figure(WIDTH, 9.5, nrows=2)
+    fig, (top, bottom) = new_figure(WIDTH, 10.5, nrows=2)
+    handles = {}
     for variant, data in summary.items():
-        key, style = _LOOK[variant]
+        key, style, label = _LOOK[variant]
         color = PALETTE[key]
         faded = 0.55 if variant == "Post-LN + warmup" else 1.0
         if "loss" in data:
             loss = data["loss"]
             steps = np.arange(1, loss.shape[1] + 1)
-            top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.2, label=variant)
+            (line,) = top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.2,
+                               label=label)
             top.fill_between(steps, loss.min(axis=0), loss.max(axis=0), color=color, alpha=0.15 * faded)
+            handles[label] = line
         if "branch_share" in data:
             share = data["branch_share"].mean(axis=0)
             bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2, marker="o",
-                        markersize=3.5, label=variant)
+                        markersize=3.5, label=label)
     top.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
     last_step = max(d["loss"].shape[1] for d in summary.values() if "loss" in d)
     top.annotate(f"ln {vocab_size}: uniform guess", (last_step, math.log(vocab_size)), xytext=(0, 4),
-                 textcoords="offset points", ha="right", fontsize=PHONE_FONT["legend"], color=PALETTE["text"])
+                 textcoords="offset points", ha="right", va="bottom", fontsize=FONT_390["legend"],
+                 color=PALETTE["text"])
+    top.set_yscale("log")  # the converged curves near 1e-3 apart from the ones near ln 64
     bottom.set_yscale("log")
-    _style(top, "Training loss, no warmup unless marked", "step", "loss (nats)")
+    _style(top, "Training loss", "step", "loss (nats, log scale)")
     _style(bottom, "Branch share at initialisation", "sublayer (attention, MLP, ...)", "ρ (log scale)")
-    top.set_ylim(-0.1, 1.55 * math.log(vocab_size))  # room above the curves for the legend
-    top.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=2, loc="upper center", columnspacing=1.0,
-               handlelength=1.8)
+    low = min(float(d["loss"].min()) for d in summary.values() if "loss" in d)
+    top.set_ylim(low / 2, 3 * math.log(vocab_size))  # room above ln 64 for its label
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2,
+               fontsize=FONT_390["legend"], frameon=False, columnspacing=1.0, handlelength=2.0)
     return fig
