@@ -276,6 +276,18 @@
     });
   };
 
+  /* Chapter 6's DeepNorm section: one committed run per variant and seed (lnworked.stress.deepnorm_explorer). */
+  RENDER.deepnorm = function (root, data) {
+    var key = data.controls.map(function (name) { return value(root, name); }).join("|");
+    var run = data.runs[key];
+    data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks, ref: data.uniform,
+      series: data.order.map(function (k) { return series(data, k, null, run[k]); }),
+      xLabel: "training step", yLabel: data.y_label
+    });
+  };
+
   /* Chapter 3: a random stack of blocks, one cell per (placement, branch scale, depth), all seeds. */
   RENDER["random-stack"] = function (root, data) {
     var placement = value(root, "placement"), view = value(root, "view"), depth = value(root, "depth");
