@@ -122,7 +122,7 @@ def deepnorm_explorer_spec(folder=None):
     default = ("Post-LN" if "Post-LN" in variants else variants[0], seeds[0])
     return Explorer(
         kind="deepnorm",
-        caption=(f"One committed training run per variant and seed ({steps} steps, no warmup unless marked). "
+        caption=(f"One stored training run (computed ahead of time) per variant and seed ({steps} steps, no warmup unless marked). "
                  "The line is the run's training loss at every step; the dotted horizontal line is the loss "
                  f"of a uniform guess over the {vocab} tokens, ln {vocab} ≈ {uniform:.2f}. Log scale. The table "
                  "gives this seed's final loss, its mean branch share at initialisation and the fraction of "

@@ -113,7 +113,7 @@ def sweep_explorer_spec(folder=None):
                rates[len(rates) // 2], seeds[0])
     return Explorer(
         kind="training",
-        caption=("One training run of the committed sweep per setting: the placement (with or without "
+        caption=("One training run of the stored sweep (computed ahead of time) per setting: the placement (with or without "
                  f"warmup), the number of layers, the target learning rate and the random seed; {steps} steps "
                  "each. The lines are the run's loss and its global gradient norm at every step; the dotted "
                  f"horizontal line is the loss of a uniform guess over the {StressConfig().vocab_size} tokens, "
