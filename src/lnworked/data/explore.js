@@ -264,20 +264,9 @@
     });
   };
 
-  /* Chapter 5: one committed training run per setting of the selects (lnworked.stress.explorer). */
+  /* Stored training runs, one per setting of the selects: chapter 5's sweep
+     (lnworked.stress.explorer) and chapter 6's DeepNorm runs (lnworked.stress.deepnorm_explorer). */
   RENDER.training = function (root, data) {
-    var key = data.controls.map(function (name) { return value(root, name); }).join("|");
-    var run = data.runs[key];
-    data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
-    lineChart(root.querySelector("svg.lnw-plot"), {
-      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks, ref: data.uniform,
-      series: data.order.map(function (k) { return series(data, k, null, run[k]); }),
-      xLabel: "training step", yLabel: "loss, gradient norm (log scale)"
-    });
-  };
-
-  /* Chapter 6's DeepNorm section: one committed run per variant and seed (lnworked.stress.deepnorm_explorer). */
-  RENDER.deepnorm = function (root, data) {
     var key = data.controls.map(function (name) { return value(root, name); }).join("|");
     var run = data.runs[key];
     data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
@@ -287,6 +276,8 @@
       xLabel: "training step", yLabel: data.y_label
     });
   };
+  RENDER.deepnorm = RENDER.training;
+
 
   /* Chapter 3: a random stack of blocks, one cell per (placement, branch scale, depth), all seeds. */
   RENDER["random-stack"] = function (root, data) {

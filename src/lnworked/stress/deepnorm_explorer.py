@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from lnworked.stress.config import StressConfig
+from lnworked.stress.explorer import step_ticks
 
 __all__ = ["deepnorm_explorer", "deepnorm_explorer_spec", "deepnorm_readouts", "DEEPNORM_READOUT_KEYS"]
 
@@ -113,16 +114,15 @@ def deepnorm_explorer_spec(folder=None):
                     "loss": _curve(loss(values)) + [None] * (steps - len(loss(values))),
                     "readouts": [texts[k] for k in DEEPNORM_READOUT_KEYS]}
         y_min, y_max = _y_range()
-        every = max(5, 5 * round(steps / 30))
-        ticks = sorted({1, steps, *range(every, steps + 1, every)})
         return {"controls": ["variant", "seed"], "readouts": list(DEEPNORM_READOUT_KEYS), "order": ["loss"],
-                "steps": list(range(1, steps + 1)), "x_ticks": ticks, "y_min": y_min, "y_max": y_max,
+                "steps": list(range(1, steps + 1)), "x_ticks": step_ticks(steps), "y_min": y_min, "y_max": y_max,
                 "uniform": round(uniform, 4), "y_label": "loss (nats, log scale)", "runs": runs}
 
     default = ("Post-LN" if "Post-LN" in variants else variants[0], seeds[0])
     return Explorer(
         kind="deepnorm",
-        caption=(f"One stored training run (computed ahead of time) per variant and seed ({steps} steps, no warmup unless marked). "
+        caption=(f"One stored training run (computed ahead of time) per variant and seed ({steps} steps, "
+                 "no warmup unless marked). "
                  "The line is the run's training loss at every step; the dotted horizontal line is the loss "
                  f"of a uniform guess over the {vocab} tokens, ln {vocab} ≈ {uniform:.2f}. Log scale. The table "
                  "gives this seed's final loss, its mean branch share at initialisation and the fraction of "

@@ -46,6 +46,12 @@ def _run_key(values: dict) -> tuple:
     return (values["variant"], int(values["layers"]), float(values["rate"]), int(values["seed"]))
 
 
+def step_ticks(steps: int) -> list[int]:
+    """The x ticks of a training-curve chart: 1, every multiple of 5 * round(steps / 30) (at least 5), and ``steps``."""
+    every = max(5, 5 * round(steps / 30))
+    return sorted({1, steps, *range(every, steps + 1, every)})
+
+
 def _curve(values, steps: int) -> list:
     """Four significant digits, ``None`` after the run's last step (a diverged run is cut)."""
     out = [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
@@ -103,17 +109,16 @@ def sweep_explorer_spec(folder=None):
             runs[text] = {"loss": _curve(loss, steps), "gradient_norm": _curve(norm, steps),
                           "readouts": [sweep_readouts(row)[k] for k in READOUT_KEYS]}
         y_min, y_max = _y_range()
-        every = max(5, 5 * round(steps / 30))
-        ticks = sorted({1, steps, *range(every, steps + 1, every)})
         return {"controls": list(names), "readouts": list(READOUT_KEYS), "order": ["loss", "gradient_norm"],
-                "steps": list(range(1, steps + 1)), "x_ticks": ticks, "y_min": y_min, "y_max": y_max,
-                "uniform": round(uniform, 4), "runs": runs}
+                "steps": list(range(1, steps + 1)), "x_ticks": step_ticks(steps), "y_min": y_min, "y_max": y_max,
+                "uniform": round(uniform, 4), "y_label": "loss, gradient norm (log scale)", "runs": runs}
 
     default = (variants[1] if len(variants) > 1 else variants[0], depths[-1],
                rates[len(rates) // 2], seeds[0])
     return Explorer(
         kind="training",
-        caption=("One training run of the stored sweep (computed ahead of time) per setting: the placement (with or without "
+        caption=("One training run of the stored sweep (computed ahead of time) per setting: the placement "
+                 "(with or without "
                  f"warmup), the number of layers, the target learning rate and the random seed; {steps} steps "
                  "each. The lines are the run's loss and its global gradient norm at every step; the dotted "
                  f"horizontal line is the loss of a uniform guess over the {StressConfig().vocab_size} tokens, "
