@@ -337,13 +337,30 @@ def test_each_erratums_stated_number_is_in_its_quote_and_the_quote_in_its_source
 
 
 def test_worked_example_title_names_its_source_not_its_id():
-    from lnworked.display import arithmetic_erratum_markdown, example_markdown
+    from lnworked.display import SOURCE_NAMES, arithmetic_erratum_markdown, example_markdown
 
     for example in all_examples():
         anchor, title = example_markdown(example.id).splitlines()[:2]
         assert anchor == f"(example-{example.id})="
-        assert title.startswith("**Worked example: ") and f"source text {example.id[:3]}" in title
-        assert "`" not in title and example.id not in title
+        number = example.id[:3]
+        link = f"{{ref}}`{SOURCE_NAMES[number]} <source-{number}>`"
+        assert title.startswith("**Worked example: ") and f"(from {link}" in title, title
+        # the only markup with backticks is that link: no code-formatted id
+        assert "`" not in title.replace(link, "") and example.id not in title
     markdown = arithmetic_erratum_markdown(get_example("004-ex7"))
     assert "(#example-004-ex7)" in markdown and "source text 004, Ex 7" in markdown
     assert "**Why it is wrong.**" in markdown and "> " in markdown
+
+
+def test_each_source_short_name_heads_its_labelled_section_of_the_introduction():
+    """The chapters link the sources as {ref}`<short name> <source-NNN>`: the label must sit right above a
+    heading that gives the same short name and the file number the errata page uses."""
+    from lnworked.display import SOURCE_NAMES, source_link
+
+    intro = (Path(__file__).resolve().parent.parent / "book" / "intro.md").read_text(encoding="utf-8")
+    for number, name in SOURCE_NAMES.items():
+        match = re.search(rf"^\(source-{number}\)=\n### (.+)$", intro, re.M)
+        assert match, f"no labelled heading for source {number}"
+        assert match.group(1).lower() == f"{name} ({number})".lower(), match.group(1)
+    with pytest.raises(ValueError, match="number"):
+        source_link("003")

@@ -17,8 +17,25 @@ import numpy as np
 from lnworked.examples import Example, Quantity, all_examples, get_example
 
 __all__ = ["format_value", "example_markdown", "erratum_markdown", "arithmetic_erratum_markdown", "display_title",
-           "attribution", "show_example", "errata",
+           "SOURCE_NAMES", "source_link", "attribution", "show_example", "errata",
            "numeric_errata", "tex_value", "glue_name", "glue_value", "glue_example"]
+
+
+#: The short names the chapters call the source texts by (the book's introduction presents each
+#: under the label ``source-<number>``; the errata page and the CLI keep the numbers).
+SOURCE_NAMES = {
+    "000": "the gradient-step tutorial",
+    "001": "the short explainer",
+    "002": "Peng's article",
+    "004": "the worked-examples notes",
+}
+
+
+def source_link(number: str) -> str:
+    """A MyST link to a source text by its short name: ``{ref}`the worked-examples notes <source-004>```."""
+    if number not in SOURCE_NAMES:
+        raise ValueError(f"number: {number!r} is not a source text (one of {', '.join(SOURCE_NAMES)})")
+    return f"{{ref}}`{SOURCE_NAMES[number]} <source-{number}>`"
 
 
 def format_value(value, digits: int = 6) -> str:
@@ -54,7 +71,7 @@ def erratum_markdown(example: Example) -> str:
     student can check (``example.check``), and a link to the worked example."""
     check = f"**Why it is wrong.** {example.check}\n\n" if example.check else ""
     return (
-        f":::{{admonition}} Erratum (source text {example.seed[:3]}): it states {format_value(example.stated)}\n"
+        f":::{{admonition}} Erratum (in {source_link(example.seed[:3])}): it states {format_value(example.stated)}\n"
         ":class: warning\n\n"
         f"{check}"
         f"The library computes **{format_value(example.computed)}** "
@@ -91,10 +108,11 @@ def display_title(example: Example) -> str:
 
 
 def attribution(example: Example) -> str:
-    """``source text 004, Ex 8``: which source text, and which of its examples, when it numbers them."""
+    """``from {ref}`the worked-examples notes <source-004>`, Ex 8``: which source text, by its short
+    name linked to the introduction, and which of its examples, when it numbers them."""
     numbered = _NUMBERED.match(example.title)
     where = f", {numbered.group(1).replace('Self-check', 'self-check').replace('Practice', 'practice')}" if numbered else ""
-    return f"source text {example.seed[:3]}{where}"
+    return f"from {source_link(example.seed[:3])}{where}"
 
 
 def tex_value(value, digits: int = 6) -> str | None:

@@ -378,7 +378,7 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
     from lnworked.norms import layer_norm_geometry as geometry
     from lnworked.norms import mean_free_basis
 
-    fig, (plane, face) = new_figure(5.0, 10.0, nrows=2)
+    fig, (plane, face) = new_figure(5.0, 11.5, nrows=2)
     ink, proj, out = PALETTE["seed"], PALETTE["highway"], PALETTE["norm"]
 
     # d = 2: the whole space is the page.
@@ -412,7 +412,8 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
     plane.set_aspect("equal")
     _labels(plane, "$x_1$", "$x_2$")
     _title(plane, "$d = 2$: project along $\\mathbf{1}$, then rescale")
-    plane.legend(loc="upper left", fontsize=FONT["annotation"] - 1, frameon=False)
+    # Legends below the axes: inside, every corner of either panel has data or an annotation.
+    plane.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=FONT["annotation"] - 1, frameon=False)
 
     # d = 3: the plane perpendicular to (1, 1, 1), seen face-on.
     basis = mean_free_basis(3)
@@ -444,7 +445,7 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
     face.set_aspect("equal")
     _labels(face, "first coordinate in the plane", "second coordinate in the plane")
     _title(face, "$d = 3$: the plane $\\perp (1, 1, 1)$, face-on")
-    face.legend(loc="lower left", fontsize=FONT["annotation"] - 1, frameon=False)
+    face.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=FONT["annotation"] - 1, frameon=False)
     return fig
 
 
