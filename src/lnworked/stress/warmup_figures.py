@@ -23,6 +23,7 @@ __all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_
 #: shrinks it less).
 WIDTH = 5.0
 #: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
+FIRST_RATE = "warmup's first rate"  # the legend's name for the smaller rate
 FONT_390 = {"title": 16, "label": 15, "tick": 14, "legend": 14}
 
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
@@ -57,7 +58,7 @@ def first_update_figure(rows, rate: float, small_rate: float):
         for lr, full in ((rate, True), (small_rate, False)):
             look = dict(marker=marker, color=color, linewidth=2.5 if full else 1.5, markersize=8,
                         markerfacecolor=color if full else "white", markeredgewidth=1.5,
-                        label=f"{name}, {'full rate' if full else 'first warmup rate'} {lr:.2g}")
+                        label=f"{name}, {'full rate' if full else FIRST_RATE} {lr:.2g}")
             for ax, key in ((top, "delta_loss"), (bottom, "relative")):
                 d, mean, low, high = mean_over_seeds(rows, key, pre_norm, learning_rate=lr)
                 ax.plot(d, mean, style if full else ":", **look)
