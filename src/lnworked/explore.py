@@ -93,8 +93,7 @@ DOM contract of the static form (the browser tests rely on it)
     - ``random-stack``: ``placement`` (select ``"post"``, ``"pre"``), ``seed`` (range
       0..7), ``depth`` (select ``"6"``..``"96"``), ``branch_scale`` (select ``"0.5"``,
       ``"1"``, ``"2"``, ``"3"``), ``view`` (select ``"norm"``, ``"gain"``). Readouts
-      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``, ``toy-factor``
-      (the scalar toy's factor f of the selected placement), ``toy`` (its ``f^L``).
+      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``.
       Grid: ``cells["<placement>|<scale>|<depth>"]`` with ``gain``, ``norm`` (per seed) and
       ``readouts`` (per seed). Lines: the chosen seed's ``data-series`` is the placement,
       the others ``seeds``.
@@ -451,7 +450,8 @@ LAYER_NORM = Explorer(
     caption=(
         "Choose a vector x (a preset from the worked examples, with one component edited), γ, β and ε. "
         "The sublayer F is a small random MLP (width 4 to 16 to 4, GELU; choose its seed) or the identity "
-        "F(u) = u of worked example Ex 2, where Post-LN's row is just LN(2x) = LN(x). "
+        "F(u) = u of the Pre-LN worked example (Ex 2 of the worked-examples notes), where Post-LN's row is just "
+        "LN(2x) = LN(x). "
         "γ and β are the same for every component. Post-LN's output is pinned to mean β and spread γ; "
         "Pre-LN's output keeps the scale of x."
     ),
@@ -531,10 +531,8 @@ def _depth_grid(spec: Explorer) -> dict:
 DEPTH = Explorer(
     kind="depth",
     caption=(
-        "The scalar toy: the factor by which a gradient is multiplied on its way from the output to the "
-        "input of L layers, when every block's Jacobian is one number, the same in every layer. Post-LN "
-        "with a per-layer factor f (its norm sits on the path) gives f^L; Pre-LN with a branch slope F′ "
-        "on top of the +1 of the residual path gives (1 + F′)^L. Try a negative slope. Log scale."
+        "The scalar toy: the gradient factor at the input of L layers when every block's Jacobian is "
+        "one number, the same in every layer: Post-LN's f^L against Pre-LN's (1 + F′)^L, log scale."
     ),
     aria="Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN",
     controls=(
@@ -618,9 +616,9 @@ RESIDUAL = Explorer(
 STACK_DEPTHS = (6, 12, 24, 48, 96)
 STACK_SCALES = (0.5, 1.0, 2.0, 3.0)
 STACK_SEEDS = 8
-#: The scalar toy's per-layer factors of worked example Ex 5, shown beside the stack for comparison.
-TOY_FACTORS = {"post": 0.65, "pre": 1.3}
-_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max", "toy-factor", "toy")
+#: The random stack's placements.
+STACK_PLACEMENTS = ("post", "pre")
+_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max")
 
 
 def random_stack_gains(placement: str, layers: int, branch_scale: float = 1.0, seeds=range(STACK_SEEDS)) -> np.ndarray:
@@ -628,7 +626,7 @@ def random_stack_gains(placement: str, layers: int, branch_scale: float = 1.0, s
 
     :func:`lnworked.backward_gains.backward_gains` of ``placement`` (``"post"`` or ``"pre"``) at width 16.
     """
-    if placement not in TOY_FACTORS:
+    if placement not in STACK_PLACEMENTS:
         raise ValueError(f"placement: must be 'post' or 'pre', got {placement!r}")
     return backward_gains(placement, layers, seeds=seeds, branch_scale=branch_scale)["gain"]
 
@@ -639,8 +637,7 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
     ``input``: ``||g_0|| / ||g_L||`` of seed ``seed`` (:func:`gradient_norm_profile`);
     ``per-block``: the geometric mean of its block gains (``input ** (1 / L)``);
     ``below-one``: the percentage of its blocks with gain < 1; ``seeds-min`` / ``seeds-max``:
-    ``input`` over the seeds; ``toy-factor``: the scalar toy's steady factor ``f`` per block for
-    ``placement`` (:data:`TOY_FACTORS`: 0.65 Post-LN, 1.3 Pre-LN); ``toy``: ``f^L``.
+    ``input`` over the seeds.
     """
     gains = random_stack_gains(placement, layers, branch_scale) if gains is None else np.asarray(gains)
     inputs = [gradient_norm_profile(row)[0] for row in gains]
@@ -651,8 +648,6 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
         "below-one": format_readout(100 * np.mean(own < 1)),
         "seeds-min": format_readout(min(inputs)),
         "seeds-max": format_readout(max(inputs)),
-        "toy-factor": format_readout(TOY_FACTORS[placement]),
-        "toy": format_readout(gradient_factor(TOY_FACTORS[placement], layers)),
     }
 
 
@@ -667,9 +662,6 @@ def _stack_table(readouts: dict) -> str:
         ("this seed's blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
         (f"smallest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
         (f"largest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
-        ("for comparison, the scalar toy (Ex 5): its steady factor f per block for the selected placement",
-         "toy-factor", readouts["toy-factor"]),
-        ("the scalar toy at this depth for the selected placement, f^L", "toy", readouts["toy"]),
     ))
 
 
@@ -729,11 +721,9 @@ def _stack_grid(spec: Explorer) -> dict:
 RANDOM_STACK = Explorer(
     kind="random-stack",
     caption=(
-        "A random stack of L blocks of width 16 at initialisation (one random GELU MLP per block, "
-        "LayerNorm with γ = 1). A gradient travels down from the top, and each block multiplies its "
-        "length by a gain. Shown: the gradient's length at each layer relative to the top, ‖g_ℓ‖ / ‖g_L‖ "
-        "(log scale), or each block's gain; the chosen seed in colour, the other seeds in grey. "
-        "Branch scale multiplies every sublayer's initial weights."
+        "A random stack of L blocks of width 16 at initialisation (a random GELU MLP per block, "
+        "LayerNorm with γ = 1): the gradient's length at each layer relative to the top, "
+        "‖g_ℓ‖ / ‖g_L‖ (log scale), or each block's gain; the chosen seed in colour, the others in grey."
     ),
     aria="Lines over the layers of the stack, one per seed: the gradient's length relative to the top, or each block's gain",
     controls=(
