@@ -109,7 +109,12 @@
     items.forEach(function (it) {
       var width = 18 + 0.56 * size * it.label.length;
       if (px > start && px + width > f.w - 4) { px = start; py += row; }
-      node(svg, g, "rect", { x: px, y: py + 3, width: 14, height: 9, fill: it.color });
+      if (it.dash) {   /* a dashed or dotted series: a short stroke of its own pattern */
+        node(svg, g, "line", { x1: px, y1: py + 7.5, x2: px + 14, y2: py + 7.5, stroke: it.color, "stroke-width": "2",
+          "stroke-dasharray": it.dash });
+      } else {
+        node(svg, g, "rect", { x: px, y: py + 3, width: 14, height: 9, fill: it.color });
+      }
       node(svg, g, "text", { x: px + 18, y: py + size - 1 }, it.label);
       px += width + 10;
     });
@@ -137,7 +142,9 @@
     } else {
       if (hi <= lo) { hi = lo + 1; }
       var st = niceStep(hi - lo, 5);
-      for (var t = Math.ceil(lo / st) * st; t <= hi + 1e-9 * st; t += st) { yTicks.push({ v: t, label: fmtTick(t) }); }
+      for (var t = Math.ceil(lo / st) * st; t <= hi + 1e-9 * st; t += st) {
+        yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) });   /* 0, not -6e-17 */
+      }
     }
     var x0 = o.xs[0], x1 = o.xs[o.xs.length - 1];
     var x = function (v) { return f.left + (v - x0) / (x1 - x0) * (f.right - f.left); };
@@ -154,6 +161,7 @@
       }
       var attrs = { d: d, fill: "none", stroke: s.color, "stroke-width": s.width || "2", "class": "lnw-line", "data-series": s.key };
       if (s.opacity) { attrs["stroke-opacity"] = s.opacity; }
+      if (s.dash) { attrs["stroke-dasharray"] = s.dash; }
       node(svg, svg, "path", attrs);
     });
     if (o.marker !== undefined) {
@@ -171,7 +179,7 @@
         "stroke-dasharray": "2 3", "class": "lnw-ref" });
     }
     legend(svg, f, o.series.filter(function (s) { return !s.nolegend; })
-      .map(function (s) { return { label: s.label, color: s.color }; }));
+      .map(function (s) { return { label: s.label, color: s.color, dash: s.dash }; }));
   }
 
   /* Grouped bars: groups = component labels; series values may be null (drawn as "0/0"). */
@@ -277,6 +285,24 @@
     });
   };
   RENDER.deepnorm = RENDER.training;
+
+  /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
+     (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says. */
+  RENDER["first-step"] = function (root, data) {
+    var key = data.controls.map(function (name) { return value(root, name); }).join("|");
+    var cell = data.cells[key];
+    data.readouts.forEach(function (k, i) { readout(root, k, cell.readouts[i]); });
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.positions, log: false, xTicks: data.x_ticks, ref: 0,
+      series: data.order.map(function (k) {
+        var s = series(data, k, null, cell[k]);
+        s.dash = data.dash[k] || null;
+        s.width = data.width[k] || "2";
+        return s;
+      }),
+      xLabel: data.x_label, yLabel: data.y_label
+    });
+  };
 
 
   /* Chapter 3: a random stack of blocks, one cell per (placement, branch scale, depth), all seeds. */

@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "provenance"]
+           "run_first_step", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -115,6 +115,16 @@ def register(subparsers) -> None:
     deep.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
     deep.add_argument("--out", default="deepnorm-output", help="output folder (default: deepnorm-output)")
     deep.set_defaults(func=run_deepnorm)
+    first = sub.add_parser("first-step", help="the loss along AdamW's first step over a grid of rates and depths",
+                           description="The loss L(theta_0 + t Delta theta) along the first AdamW update and the RMS "
+                                       "change of the logits, for Pre-LN and Post-LN, depths 1-48, warmup's first "
+                                       "rate and the target rate times 2^k (k = -6..2), t = 0, 0.05, ..., 1, at the "
+                                       "article's settings, on the first batch.")
+    first.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
+    first.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
+    first.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    first.add_argument("--out", default="first-step-output", help="output folder (default: first-step-output)")
+    first.set_defaults(func=run_first_step)
 
 
 def _progress(name: str, step: int, steps: int, loss: float) -> None:
@@ -362,5 +372,33 @@ def run_deepnorm(args) -> int:
     info = provenance(command, describe_device(device), seconds)
     info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
     (out / "deepnorm-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
+    return 0
+
+
+def run_first_step(args) -> int:
+    import time
+
+    import jax
+
+    from lnworked.stress.first_step import FIRST_STEP_DEPTHS, first_step_rows, write_first_step_csv
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.report import check_writable
+
+    seeds = check_seeds(args.seeds)
+    out = check_writable(args.out)
+    device = select_device(args.device)
+    _use_cache(args)
+    print(f"device: {describe_device(device)}", flush=True)
+    started = time.perf_counter()
+    with jax.default_device(device):
+        rows = first_step_rows(FIRST_STEP_DEPTHS, seeds)
+    seconds = time.perf_counter() - started
+    write_first_step_csv(rows, out / "first-step.csv")
+    command = " ".join(["lnworked stress first-step --seeds", *map(str, seeds), "--device", args.device,
+                        "--out", args.out])
+    info = provenance(command, describe_device(device), seconds)
+    info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
+    (out / "first-step-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     return 0

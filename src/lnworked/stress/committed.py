@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
-           "committed_deepnorm"]
+           "committed_deepnorm", "committed_first_step"]
 
 
 def _data(name: str, folder):
@@ -94,3 +94,10 @@ def committed_deepnorm(folder=None):
     from lnworked.stress.deepnorm import read_deepnorm_csv
 
     return _read("deepnorm.csv", "deepnorm-provenance.json", folder, read_deepnorm_csv)
+
+
+def committed_first_step(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress first-step`` (``first-step.csv``), or of ``folder``'s."""
+    from lnworked.stress.first_step import read_first_step_csv
+
+    return _read("first-step.csv", "first-step-provenance.json", folder, read_first_step_csv)

@@ -1,0 +1,195 @@
+"""The why-warmup chapter's explorer of AdamW's first step: where the loss leaves its tangent.
+
+:func:`first_step_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
+    Three selects, ``depth`` (blocks), ``seed`` and ``rate`` (the learning rate ``eta``), whose
+    options are exactly the stored grid's (:func:`~lnworked.stress.committed.committed_first_step`,
+    gathered by :func:`~lnworked.stress.first_step.first_step_curves`). It draws, for both
+    placements, the loss change along the first update ``Delta theta = eta u``,
+
+        L(theta_0 + t Delta theta) - L(theta_0) = f(t eta) - f(0),     t = 0, 0.05, ..., 1,
+
+    (Pre-LN violet and solid, Post-LN magenta and dashed) with each one's tangent
+    ``t eta <g, u> = t <g, Delta theta>`` dotted, and reads out per placement (:func:`first_step_readouts`)
+    the delivered share at ``t = 1``, ``(f(eta) - f(0)) / (eta <g, u>)`` in percent, the RMS change of
+    the logits at ``t = 1`` over their RMS, and the safe rate of that depth and seed
+    (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). Built on
+    :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
+    (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from lnworked.stress.config import StressConfig, warmup_for
+
+__all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readouts", "rate_label",
+           "FIRST_STEP_READOUT_KEYS", "SAFE_THRESHOLD"]
+
+#: Readout keys of :func:`first_step_explorer`, in table order (Pre-LN, Post-LN per quantity).
+FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-relative", "post-relative", "pre-safe",
+                           "post-safe")
+#: The delivered share that defines the safe rate.
+SAFE_THRESHOLD = 0.5
+
+_SHORT = {"Pre-LN": "pre", "Post-LN": "post"}
+
+
+def rate_label(rate: float, config: StressConfig | None = None) -> str:
+    """A rate as the select shows it: ``format(rate, ".3g")``, warmup's first rate and the target marked."""
+    config = StressConfig() if config is None else config
+    text = format(rate, ".3g")
+    if math.isclose(rate, config.learning_rate / warmup_for(config.steps), rel_tol=1e-6):
+        return f"{text} (warmup's first rate)"
+    if math.isclose(rate, config.learning_rate, rel_tol=1e-6):
+        return f"{text} (the article's rate)"
+    return text
+
+
+def _safe_text(rate: float, rates) -> str:
+    if math.isinf(rate):
+        return f"above {format(max(rates), '.3g')} (the largest rate stored)"
+    if rate == 0:
+        return "below the smallest step stored"
+    return format(rate, ".3g")
+
+
+def first_step_readouts(curves: dict, safe: dict, layers: int, seed: int, rate: float) -> dict:
+    """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
+    ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
+    ``100 (f(eta) - f(0)) / (eta <g, u>)`` to one decimal with " %", ``*-relative`` = RMS of the logits'
+    change at ``t = 1`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
+    safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates)."""
+    from lnworked.stress.first_step import delivered_share
+
+    out = {}
+    for placement, short in _SHORT.items():
+        key = (placement, layers, seed)
+        if key not in curves:
+            raise ValueError(f"layers: no stored case {placement}, {layers} blocks, seed {seed!r}")
+        c = curves[key]
+        where = np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))
+        if where.size != 1:
+            raise ValueError(f"rate: must be one of {tuple(float(r) for r in c['rates'])}, got {rate!r}")
+        r = int(where[0])
+        share = delivered_share(c["loss"], c["loss_after"][r, -1], c["slope"], rate)
+        out[f"{short}-delivered"] = f"{100 * float(share):.1f} %"
+        out[f"{short}-relative"] = format(c["rms_delta_logits"][r, -1] / c["rms_logits"], ".3g")
+        out[f"{short}-safe"] = _safe_text(safe[key], c["rates"])
+    return out
+
+
+def _curve(values) -> list:
+    """Four significant digits; ``None`` where not finite."""
+    return [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
+
+_LABELS = {"pre": "Pre-LN", "post": "Post-LN", "pre-tangent": "Pre-LN tangent", "post-tangent": "Post-LN tangent"}
+_DASH = {"post": "6 4", "pre-tangent": "2 3", "post-tangent": "2 3"}  # SVG patterns; Pre-LN solid
+_MPL_STYLE = {"pre": "-", "post": "--", "pre-tangent": ":", "post-tangent": ":"}
+_X_LABEL = "position t along the step (1 = the full step)"
+_Y_LABEL = "L(θ₀ + tΔθ) − L(θ₀) (nats)"
+
+
+@lru_cache(maxsize=4)
+def first_step_explorer_spec(folder=None):
+    """The :class:`~lnworked.explore.Explorer` over the stored first-step grid (or ``folder``'s)."""
+    from lnworked.explore import Choice, Explorer, Series, _key, _readout
+    from lnworked.stress.committed import committed_first_step
+    from lnworked.stress.first_step import first_step_curves, safe_rates
+    from lnworked.style import PALETTE
+
+    rows = committed_first_step(folder)[0]
+    curves, safe = first_step_curves(rows), safe_rates(rows, SAFE_THRESHOLD)
+    depths = sorted({k[1] for k in curves})
+    seeds = sorted({k[2] for k in curves})
+    missing = [(p, d, s) for p in _SHORT for d in depths for s in seeds if (p, d, s) not in curves]
+    if missing:
+        raise ValueError(f"folder: the first-step grid is not full over placements, depths and seeds; missing {missing}")
+    any_case = next(iter(curves.values()))
+    rates, positions = [float(r) for r in any_case["rates"]], [float(t) for t in any_case["positions"]]
+    config = StressConfig()
+
+    def lines(values) -> dict:
+        """Series key -> the values drawn over ``positions``: ``f(t eta) - f(0)`` and ``t eta <g, u>``."""
+        out = {}
+        rate = float(values["rate"])
+        for placement, short in _SHORT.items():
+            c = curves[(placement, int(values["depth"]), int(values["seed"]))]
+            r = int(np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))[0])
+            out[short] = c["loss_after"][r] - c["loss"]
+            out[f"{short}-tangent"] = c["positions"] * rate * c["slope"]
+        return out
+
+    def readouts(values):
+        return first_step_readouts(curves, safe, int(values["depth"]), int(values["seed"]), float(values["rate"]))
+
+    def table(texts):
+        head = "".join(f"<th>{name}</th>" for name in ("", *_SHORT))
+        body = "".join(
+            f"<tr><th>{html.escape(label)}</th>"
+            + "".join(f"<td>{_readout(f'{short}-{key}', texts[f'{short}-{key}'])}</td>" for short in _SHORT.values())
+            + "</tr>"
+            for label, key in (("the full step delivers, of its tangent's decrease", "delivered"),
+                               ("RMS change of the logits / their RMS", "relative"),
+                               ("safe rate (the step still delivers half)", "safe")))
+        return f'<table class="lnw-table"><tr>{head}</tr>{body}</table>'
+
+    def draw(ax, values, spec):
+        for key, ys in lines(values).items():
+            ax.plot(positions, ys, _MPL_STYLE[key], color=spec.color(key), label=spec.series[
+                [s.key for s in spec.series].index(key)].label, gid=key, linewidth=1.4 if "tangent" in key else 2.2)
+        ax.axhline(0, color=PALETTE["text"], linewidth=0.8, gid="zero")
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(_X_LABEL)
+        ax.set_ylabel(_Y_LABEL)
+
+    def grid():
+        cells = {}
+        for depth in depths:
+            for seed in seeds:
+                for rate in rates:
+                    values = {"depth": depth, "seed": seed, "rate": rate}
+                    texts = readouts(values)
+                    cells[f"{_key(depth)}|{_key(seed)}|{_key(rate)}"] = {
+                        **{k: _curve(v) for k, v in lines(values).items()},
+                        "readouts": [texts[k] for k in FIRST_STEP_READOUT_KEYS]}
+        return {"controls": ["depth", "seed", "rate"], "readouts": list(FIRST_STEP_READOUT_KEYS),
+                "order": list(_LABELS), "positions": positions,
+                "x_ticks": [0, 0.25, 0.5, 0.75, 1], "dash": _DASH, "width": {"pre-tangent": "1.5", "post-tangent": "1.5"},
+                "x_label": _X_LABEL, "y_label": _Y_LABEL, "cells": cells}
+
+    default_rate = min(rates, key=lambda r: abs(math.log(r / config.learning_rate)))
+    return Explorer(
+        kind="first-step",
+        caption=("The loss along AdamW's first step from the initial weights, L(θ₀ + tΔθ) − L(θ₀), from the start "
+                 "(t = 0) to the full step (t = 1), at the chosen learning rate, depth and seed, on the first "
+                 "batch: Pre-LN violet and solid, Post-LN magenta and dashed. Each dotted line is that placement's "
+                 "tangent, t⟨g, Δθ⟩: the change the gradient predicts. Where a curve leaves its tangent, the step "
+                 "has stopped doing what the gradient promised. The table gives, per placement, the share of the "
+                 "tangent's decrease that the full step delivers, how much the step moves the logits, and the safe "
+                 "rate: the largest rate at which the first step still delivers half. Everything was computed "
+                 "ahead of time."),
+        aria="Four lines over the position along the first step: the loss change of Pre-LN and of Post-LN, "
+             "each with its dotted tangent",
+        controls=(Choice("depth", "depth (blocks)", tuple((d, str(d)) for d in depths), 12 if 12 in depths else depths[0]),
+                  Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0]),
+                  Choice("rate", "learning rate", tuple((r, rate_label(r, config)) for r in rates), default_rate)),
+        series=tuple(Series(key, label, PALETTE["pre" if key.startswith("pre") else "post"])
+                     for key, label in _LABELS.items()),
+        readouts=readouts,
+        grid=grid,
+        table=table,
+        draw=draw,
+    )
+
+
+def first_step_explorer(folder=None):
+    """The stored first steps: kernel-free HTML in the book build, ipywidgets in a kernel."""
+    from lnworked.explore import show_explorer
+
+    return show_explorer(first_step_explorer_spec(folder))
