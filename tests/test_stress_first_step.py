@@ -181,6 +181,42 @@ def test_stored_delivered_share_at_the_articles_rate_recomputes(stored):
         assert c["rms_delta_logits"][r, -1] / c["rms_logits"] == pytest.approx(row["relative"], rel=1e-4)
 
 
+def test_full_step_shares_are_the_rows_by_hand(stored):
+    from lnworked.stress.first_step import full_step_shares
+
+    rows, _, curves = stored
+    for placement in ("Pre-LN", "Post-LN"):
+        for layers, rate in ((12, 2e-3), (48, RATES[0])):
+            expected = [_by_hand(rows, placement, layers, seed, rate)[0] for seed in FIRST_STEP_SEEDS]
+            np.testing.assert_allclose(full_step_shares(curves, placement, layers, rate), expected, rtol=1e-9)
+    for args, name in ((("Pre", 12, 2e-3), "placement"), (("Pre-LN", 5, 2e-3), "layers"),
+                       (("Pre-LN", 12, 3e-3), "rate")):
+        with pytest.raises(ValueError, match=name):
+            full_step_shares(curves, *args)
+
+
+def test_safe_rate_figure_draws_the_geometric_mean_over_seeds(stored):
+    from lnworked.stress.first_step import safe_rate_figure
+
+    rows, _, _ = stored
+    safe = safe_rates(rows)
+    config = StressConfig()
+    ax = safe_rate_figure(rows).axes[0]
+    lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    for placement in ("Pre-LN", "Post-LN"):
+        xs = lines[placement].get_xdata()
+        for x, y in zip(xs, lines[placement].get_ydata()):
+            values = [safe[(placement, int(x), seed)] for seed in FIRST_STEP_SEEDS]
+            assert y == pytest.approx(np.prod(values) ** (1 / len(values)), rel=1e-9)
+        above = {d for (p, d, _), v in safe.items() if p == placement and math.isinf(v)}
+        assert set(xs).isdisjoint(above)
+        if above:
+            assert set(lines[f"{placement} above"].get_xdata()) == above
+    heights = {round(float(line.get_ydata()[0]), 12) for line in ax.get_lines() if line.get_gid() is None}
+    assert {round(config.learning_rate, 12), round(config.learning_rate / warmup_for(config.steps), 12)} <= heights
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+
+
 def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
     assert main(["stress", "first-step", "--seeds", "-1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()

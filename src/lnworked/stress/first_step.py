@@ -246,30 +246,43 @@ def safe_rates(rows, threshold: float = 0.5) -> dict:
 def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None = None):
     """The safe rate (:func:`safe_rates`) against depth, both placements (Pre-LN violet and solid, Post-LN
     magenta and dashed; geometric mean over the seeds, band = the seeds' range), log-log, with the
-    configuration's target rate and warmup's first rate as horizontal lines (default the article's)."""
+    configuration's target rate and warmup's first rate as dotted horizontal lines (default the
+    article's). A depth at which some seed's safe rate lies above the largest stored rate is a
+    triangle at that rate instead (its line stops there)."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
     from lnworked.style import PALETTE, new_figure
 
     config = StressConfig() if config is None else config
     safe = safe_rates(rows, threshold)
-    fig, ax = new_figure(5.0, 4.2)
+    top = max(r["learning_rate"] for r in rows)
+    fig, ax = new_figure(5.0, 4.4)
+    all_depths = sorted({k[1] for k in safe})
     for placement, style in (("Pre-LN", "-"), ("Post-LN", "--")):
         color = PALETTE["pre" if placement == "Pre-LN" else "post"]
-        depths = sorted({k[1] for k in safe if k[0] == placement})
-        by_depth = [np.array([v for k, v in safe.items() if k[:2] == (placement, d)]) for d in depths]
-        finite = [np.isfinite(v).all() and (v > 0).all() for v in by_depth]
-        xs = [d for d, ok in zip(depths, finite) if ok]
-        values = [v for v, ok in zip(by_depth, finite) if ok]
-        ax.plot(xs, [math.exp(np.log(v).mean()) for v in values], style, color=color, marker="o", markersize=4,
-                linewidth=2.2, label=placement)
-        ax.fill_between(xs, [v.min() for v in values], [v.max() for v in values], color=color, alpha=0.15)
+        hollow = placement == "Post-LN"  # an open triangle around Pre-LN's filled one
+        by_depth = {d: np.array([v for k, v in safe.items() if k[:2] == (placement, d)]) for d in all_depths}
+        inside = [d for d, v in by_depth.items() if np.isfinite(v).all() and (v > 0).all()]
+        above = [d for d, v in by_depth.items() if np.isinf(v).any()]
+        values = [by_depth[d] for d in inside]
+        ax.plot(inside, [math.exp(np.log(v).mean()) for v in values], style, color=color, marker="o", markersize=4,
+                linewidth=2.2, label=placement, gid=placement)
+        ax.fill_between(inside, [v.min() for v in values], [v.max() for v in values], color=color, alpha=0.15)
+        if above:
+            ax.plot(above, [top] * len(above), "^", color=color, markersize=8 if hollow else 6, linestyle="none",
+                    markerfacecolor="none" if hollow else color, gid=f"{placement} above")
     warm = config.learning_rate / warmup_for(config.steps)
     for rate, text in ((config.learning_rate, "the article's rate"), (warm, "warmup's first rate")):
         ax.axhline(rate, color=PALETTE["text"], linestyle=":", linewidth=1.2)
-        ax.annotate(f"{text}, {rate:.3g}", (1, rate), xytext=(2, 3), textcoords="offset points",
-                    fontsize=11, color=PALETTE["text"])
+        ax.text(0.98, rate, f"{text}, {rate:.3g}", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
+                fontsize=11, color=PALETTE["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(all_depths))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(d) for d in all_depths])
+    ax.set_ylim(warm / 2, top * 2)
     ax.set_xlabel("depth (blocks, log scale)")
-    ax.set_ylabel(f"safe rate: the first step delivers {threshold:g} (log)")
+    ax.set_ylabel(f"safe rate (share ≥ {threshold:g}), log scale")
     ax.legend(frameon=False, loc="lower left")
     return fig
