@@ -2,7 +2,8 @@
 
 Its static HTML (what the book build emits, ``LNWORKED_STATIC_BUILD=1``) is written into a page of
 its own, served on 127.0.0.1 and driven in Debian's headless Chromium (tests/browser_support.py):
-choosing a rate and a depth, as a reader does, redraws the curves and shows the library's readouts;
+choosing a rate and a depth and moving the position slider, as a reader does, redraws the curves and
+shows the library's readouts;
 at a phone's 390 px the page does not scroll sideways. It needs no built book.
 """
 
@@ -59,7 +60,9 @@ const root = arguments[0];
 const out = {paths: {}, readouts: {}, controls: {}};
 root.querySelectorAll('path.lnw-line').forEach(e => out.paths[e.dataset.series] = e.getAttribute('d'));
 root.querySelectorAll('.lnw-readout').forEach(e => out.readouts[e.dataset.key] = e.textContent.trim());
-root.querySelectorAll('select[name]').forEach(e => out.controls[e.name] = e.value);
+root.querySelectorAll('select[name], input[name]').forEach(e => out.controls[e.name] = e.value);
+const marker = root.querySelector('line.lnw-marker');
+out.marker = marker ? marker.getAttribute('x1') : null;
 return out;""", root)
 
 
@@ -71,11 +74,12 @@ def _expected(controls: dict) -> dict:
     rows = committed_first_step()[0]
     rate = {format(r["learning_rate"], "g"): r["learning_rate"] for r in rows}[controls["rate"]]  # the option's key
     return first_step_readouts(first_step_curves(rows), safe_rates(rows), int(controls["depth"]),
-                               int(controls["seed"]), rate)
+                               int(controls["seed"]), rate, float(controls["t"]))
 
 
 def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
     from lnworked.stress.committed import committed_first_step
@@ -99,6 +103,12 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
         assert new["readouts"] == _expected(new["controls"]), f"after {name}={value}"
         assert new["readouts"] != state["readouts"], f"choosing {name}={value} left the readouts as they were"
         state = new
+    slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="t"]')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+    slider.send_keys(Keys.LEFT)  # as a reader does: one position back along the step
+    new = _state(driver, root)
+    assert new["controls"]["t"] == "0.95" and new["marker"] != state["marker"], "the position slider did not move"
+    assert new["readouts"] == _expected(new["controls"]) and new["readouts"] != state["readouts"]
     root.screenshot(str(OUT / "explorer-first-step.png"))
     errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors

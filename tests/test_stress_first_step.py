@@ -226,13 +226,13 @@ def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
 # -- the explorer (lnworked.stress.first_step_explorer)
 
 
-def _by_hand(rows, placement, layers, seed, rate):
-    """``(share at t = 1, relative logit change at t = 1, curve f(t eta) - f(0) over t)`` read from the rows."""
+def _by_hand(rows, placement, layers, seed, rate, t=1.0):
+    """``(share at t, relative logit change at t, curve f(t eta) - f(0) over all t)`` read from the rows."""
     mine = sorted((r["t"], r) for r in rows if (r["placement"], r["layers"], r["seed"]) == (placement, layers, seed)
                   and r["learning_rate"] == rate)
-    full = mine[-1][1]
-    share = (full["loss_after"] - full["loss"]) / (rate * full["slope"])
-    return share, full["rms_delta_logits"] / full["rms_logits"], np.array([r["loss_after"] - r["loss"] for _, r in mine])
+    at = next(r for position, r in mine if abs(position - t) < 1e-9)
+    share = (at["loss_after"] - at["loss"]) / (t * rate * at["slope"])
+    return share, at["rms_delta_logits"] / at["rms_logits"], np.array([r["loss_after"] - r["loss"] for _, r in mine])
 
 
 def test_explorer_offers_exactly_the_stored_grid(stored):
@@ -240,8 +240,10 @@ def test_explorer_offers_exactly_the_stored_grid(stored):
 
     rows, _, _ = stored
     options = {c.name: list(c.values) for c in first_step_explorer_spec().controls}
+    positions = options.pop("t")
     assert options == {"depth": sorted({r["layers"] for r in rows}), "seed": sorted({r["seed"] for r in rows}),
                        "rate": sorted({r["learning_rate"] for r in rows})}
+    np.testing.assert_allclose(positions, sorted({r["t"] for r in rows if r["t"] > 0}), atol=1e-12)
     labels = dict(first_step_explorer_spec().control("rate").options)
     config = StressConfig()
     assert "warmup" in labels[min(options["rate"])] and "article" in labels[config.learning_rate]
@@ -252,10 +254,11 @@ def test_explorer_readouts_are_the_rows_by_hand(stored):
 
     rows, _, curves = stored
     safe = safe_rates(rows)
-    for layers, seed, rate in ((12, 7, 2e-3), (48, 9, RATES[0]), (1, 8, RATES[-1])):
-        shown = first_step_readouts(curves, safe, layers, seed, rate)
+    for layers, seed, rate, t in ((12, 7, 2e-3, 1.0), (48, 9, RATES[0], 1.0), (1, 8, RATES[-1], 1.0),
+                                  (12, 8, 2e-3, 0.25)):
+        shown = first_step_readouts(curves, safe, layers, seed, rate, t)
         for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
-            share, relative, _ = _by_hand(rows, placement, layers, seed, rate)
+            share, relative, _ = _by_hand(rows, placement, layers, seed, rate, t)
             assert shown[f"{short}-delivered"] == f"{100 * share:.1f} %"
             assert float(shown[f"{short}-relative"]) == pytest.approx(relative, rel=5e-3)
             if math.isinf(safe[(placement, layers, seed)]):  # 1 block: every stored step delivers half
@@ -264,14 +267,15 @@ def test_explorer_readouts_are_the_rows_by_hand(stored):
                 assert float(shown[f"{short}-safe"]) == pytest.approx(safe[(placement, layers, seed)], rel=5e-3)
 
 
-@pytest.mark.parametrize("layers, seed, rate, name", [(5, 7, 2e-3, "layers"), (12, 10, 2e-3, "layers"),
-                                                       (12, 7, 3e-3, "rate")])
-def test_explorer_readouts_reject_a_setting_that_is_not_stored(stored, layers, seed, rate, name):
+@pytest.mark.parametrize("layers, seed, rate, t, name", [(5, 7, 2e-3, 1.0, "layers"), (12, 10, 2e-3, 1.0, "layers"),
+                                                          (12, 7, 3e-3, 1.0, "rate"), (12, 7, 2e-3, 0.0, "t"),
+                                                          (12, 7, 2e-3, 0.33, "t")])
+def test_explorer_readouts_reject_a_setting_that_is_not_stored(stored, layers, seed, rate, t, name):
     from lnworked.stress.first_step_explorer import first_step_readouts
 
     rows, _, curves = stored
     with pytest.raises(ValueError, match=name):
-        first_step_readouts(curves, safe_rates(rows), layers, seed, rate)
+        first_step_readouts(curves, safe_rates(rows), layers, seed, rate, t)
 
 
 def test_explorer_grid_holds_each_settings_curves_and_tangents(stored):
@@ -305,15 +309,18 @@ def test_static_explorer_responds_to_its_controls(monkeypatch, stored):
     low = format(RATES[0], "g")
     actions = [{"root": 0, "name": "rate", "value": low, "event": "change"},
                {"root": 0, "name": "depth", "value": "48", "event": "change"},
-               {"root": 0, "name": "seed", "value": "9", "event": "change"}]
+               {"root": 0, "name": "seed", "value": "9", "event": "change"},
+               {"root": 0, "name": "t", "value": "0.3"}]
     results = _run_in_node(html, actions)
     assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 4
+    assert results[0]["initial"]["markers"] == 1 and results[0]["initial"]["params"]["t"] == "1"
     assert results[0]["initial"]["readouts"] == first_step_readouts(curves, safe, 12, 7, 2e-3)
-    for result, key in zip(results[1:], [(12, 7, RATES[0]), (48, 7, RATES[0]),
-                                         (48, 9, RATES[0])]):
+    for result, key in zip(results[1:], [(12, 7, RATES[0], 1.0), (48, 7, RATES[0], 1.0),
+                                         (48, 9, RATES[0], 1.0), (48, 9, RATES[0], 0.3)]):
         shown = first_step_readouts(curves, safe, *key)
         assert result["state"]["readouts"] == {k: shown[k] for k in FIRST_STEP_READOUT_KEYS}, key
-        assert result["state"]["lines"] == 4
+        assert result["state"]["lines"] == 4 and result["state"]["markers"] == 1
+    assert results[-1]["state"]["params"]["t"] == "0.3"
 
 
 def test_live_explorer_draws_both_placements_and_their_tangents(monkeypatch, stored):
@@ -322,12 +329,12 @@ def test_live_explorer_draws_both_placements_and_their_tangents(monkeypatch, sto
     monkeypatch.delenv("LNWORKED_STATIC_BUILD", raising=False)
     rows, _, curves = stored
     box = first_step_explorer()
-    assert set(box.lnw_controls) == {"depth", "seed", "rate"}
+    assert set(box.lnw_controls) == {"depth", "seed", "rate", "t"}
     box.lnw_controls["depth"].value = 24
     box.lnw_controls["rate"].value = RATES[-1]
     assert box.lnw_values == first_step_readouts(curves, safe_rates(rows), 24, 7, RATES[-1])
     lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
-    assert set(lines) == {"pre", "post", "pre-tangent", "post-tangent", "zero"}
+    assert set(lines) == {"pre", "post", "pre-tangent", "post-tangent", "zero", "t"}
     assert lines["pre"].get_linestyle() == "-" and lines["post"].get_linestyle() == "--"
     assert lines["pre-tangent"].get_linestyle() == ":"
     _, _, curve = _by_hand(rows, "Post-LN", 24, 7, RATES[-1])

@@ -287,13 +287,15 @@
   RENDER.deepnorm = RENDER.training;
 
   /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
-     (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says. */
+     (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says,
+     the readouts of the slider's position t and a marker there. */
   RENDER["first-step"] = function (root, data) {
     var key = data.controls.map(function (name) { return value(root, name); }).join("|");
-    var cell = data.cells[key];
-    data.readouts.forEach(function (k, i) { readout(root, k, cell.readouts[i]); });
+    var cell = data.cells[key], t = at(root, "t"), shown = cell.readouts[t];
+    data.readouts.forEach(function (k, i) { readout(root, k, shown[i]); });
+    data.fixed.forEach(function (k, i) { readout(root, k, cell.fixed[i]); });
     lineChart(root.querySelector("svg.lnw-plot"), {
-      xs: data.positions, log: false, xTicks: data.x_ticks, ref: 0,
+      xs: data.positions, log: false, xTicks: data.x_ticks, ref: 0, marker: data.positions[data.t_offset + t],
       series: data.order.map(function (k) {
         var s = series(data, k, null, cell[k]);
         s.dash = data.dash[k] || null;

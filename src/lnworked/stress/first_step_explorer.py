@@ -2,16 +2,17 @@
 
 :func:`first_step_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
     Three selects, ``depth`` (blocks), ``seed`` and ``rate`` (the learning rate ``eta``), whose
-    options are exactly the stored grid's (:func:`~lnworked.stress.committed.committed_first_step`,
+    options are exactly the stored grid's, and a slider ``t`` (0.05 .. 1, the stored positions) (:func:`~lnworked.stress.committed.committed_first_step`,
     gathered by :func:`~lnworked.stress.first_step.first_step_curves`). It draws, for both
     placements, the loss change along the first update ``Delta theta = eta u``,
 
         L(theta_0 + t Delta theta) - L(theta_0) = f(t eta) - f(0),     t = 0, 0.05, ..., 1,
 
     (Pre-LN violet and solid, Post-LN magenta and dashed) with each one's tangent
-    ``t eta <g, u> = t <g, Delta theta>`` dotted, and reads out per placement (:func:`first_step_readouts`)
-    the delivered share at ``t = 1``, ``(f(eta) - f(0)) / (eta <g, u>)`` in percent, the RMS change of
-    the logits at ``t = 1`` over their RMS, and the safe rate of that depth and seed
+    ``t eta <g, u> = t <g, Delta theta>`` dotted and a marker at the slider's ``t``, and reads out per
+    placement (:func:`first_step_readouts`) the delivered share of the step stopped at ``t``,
+    ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's), the RMS change
+    of the logits there over their RMS, and the safe rate of that depth and seed
     (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). Built on
     :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
     (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
@@ -33,6 +34,8 @@ __all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readou
 #: Readout keys of :func:`first_step_explorer`, in table order (Pre-LN, Post-LN per quantity).
 FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-relative", "post-relative", "pre-safe",
                            "post-safe")
+_AT_T = tuple(k for k in FIRST_STEP_READOUT_KEYS if not k.endswith("-safe"))  # depend on the position t
+_FIXED = tuple(k for k in FIRST_STEP_READOUT_KEYS if k.endswith("-safe"))
 #: The delivered share that defines the safe rate.
 SAFE_THRESHOLD = 0.5
 
@@ -58,12 +61,13 @@ def _safe_text(rate: float, rates) -> str:
     return format(rate, ".3g")
 
 
-def first_step_readouts(curves: dict, safe: dict, layers: int, seed: int, rate: float) -> dict:
+def first_step_readouts(curves: dict, safe: dict, layers: int, seed: int, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
     ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
-    ``100 (f(eta) - f(0)) / (eta <g, u>)`` to one decimal with " %", ``*-relative`` = RMS of the logits'
-    change at ``t = 1`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
-    safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates)."""
+    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %", ``*-relative`` = RMS of the
+    logits' change at ``t`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
+    safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
+    stored position > 0 (default the full step)."""
     from lnworked.stress.first_step import delivered_share
 
     out = {}
@@ -76,9 +80,13 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed: int, rate: 
         if where.size != 1:
             raise ValueError(f"rate: must be one of {tuple(float(r) for r in c['rates'])}, got {rate!r}")
         r = int(where[0])
-        share = delivered_share(c["loss"], c["loss_after"][r, -1], c["slope"], rate)
+        at = np.flatnonzero(np.isclose(c["positions"], t, rtol=0, atol=1e-9))
+        if at.size != 1 or not t > 0:
+            raise ValueError(f"t: must be one of {tuple(float(p) for p in c['positions'] if p > 0)}, got {t!r}")
+        i = int(at[0])
+        share = delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)
         out[f"{short}-delivered"] = f"{100 * float(share):.1f} %"
-        out[f"{short}-relative"] = format(c["rms_delta_logits"][r, -1] / c["rms_logits"], ".3g")
+        out[f"{short}-relative"] = format(c["rms_delta_logits"][r, i] / c["rms_logits"], ".3g")
         out[f"{short}-safe"] = _safe_text(safe[key], c["rates"])
     return out
 
@@ -98,7 +106,7 @@ _Y_LABEL = "L(θ₀ + tΔθ) − L(θ₀) (nats)"
 @lru_cache(maxsize=4)
 def first_step_explorer_spec(folder=None):
     """The :class:`~lnworked.explore.Explorer` over the stored first-step grid (or ``folder``'s)."""
-    from lnworked.explore import Choice, Explorer, Series, _key, _readout
+    from lnworked.explore import Choice, Explorer, Series, Slider, _key, _readout
     from lnworked.stress.committed import committed_first_step
     from lnworked.stress.first_step import first_step_curves, safe_rates
     from lnworked.style import PALETTE
@@ -126,7 +134,8 @@ def first_step_explorer_spec(folder=None):
         return out
 
     def readouts(values):
-        return first_step_readouts(curves, safe, int(values["depth"]), int(values["seed"]), float(values["rate"]))
+        return first_step_readouts(curves, safe, int(values["depth"]), int(values["seed"]), float(values["rate"]),
+                                   float(values["t"]))
 
     def table(texts):
         head = "".join(f"<th>{name}</th>" for name in ("", *_SHORT))
@@ -134,8 +143,8 @@ def first_step_explorer_spec(folder=None):
             f"<tr><th>{html.escape(label)}</th>"
             + "".join(f"<td>{_readout(f'{short}-{key}', texts[f'{short}-{key}'])}</td>" for short in _SHORT.values())
             + "</tr>"
-            for label, key in (("the full step delivers, of its tangent's decrease", "delivered"),
-                               ("RMS change of the logits / their RMS", "relative"),
+            for label, key in (("the step to t delivers, of its tangent's decrease", "delivered"),
+                               ("RMS change of the logits at t / their RMS", "relative"),
                                ("safe rate (the step still delivers half)", "safe")))
         return f'<table class="lnw-table"><tr>{head}</tr>{body}</table>'
 
@@ -144,6 +153,7 @@ def first_step_explorer_spec(folder=None):
             ax.plot(positions, ys, _MPL_STYLE[key], color=spec.color(key), label=spec.series[
                 [s.key for s in spec.series].index(key)].label, gid=key, linewidth=1.4 if "tangent" in key else 2.2)
         ax.axhline(0, color=PALETTE["text"], linewidth=0.8, gid="zero")
+        ax.axvline(float(values["t"]), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1, gid="t")
         ax.set_xlim(0, 1)
         ax.set_xlabel(_X_LABEL)
         ax.set_ylabel(_Y_LABEL)
@@ -154,16 +164,22 @@ def first_step_explorer_spec(folder=None):
             for seed in seeds:
                 for rate in rates:
                     values = {"depth": depth, "seed": seed, "rate": rate}
-                    texts = readouts(values)
+                    by_t = [readouts({**values, "t": t}) for t in slider.values]
                     cells[f"{_key(depth)}|{_key(seed)}|{_key(rate)}"] = {
                         **{k: _curve(v) for k, v in lines(values).items()},
-                        "readouts": [texts[k] for k in FIRST_STEP_READOUT_KEYS]}
-        return {"controls": ["depth", "seed", "rate"], "readouts": list(FIRST_STEP_READOUT_KEYS),
+                        "readouts": [[texts[k] for k in _AT_T] for texts in by_t],
+                        "fixed": [by_t[0][k] for k in _FIXED]}
+        return {"controls": ["depth", "seed", "rate"], "readouts": list(_AT_T), "fixed": list(_FIXED),
+                "t_offset": positions.index(slider.values[0]),
                 "order": list(_LABELS), "positions": positions,
                 "x_ticks": [0, 0.25, 0.5, 0.75, 1], "dash": _DASH, "width": {"pre-tangent": "1.5", "post-tangent": "1.5"},
                 "x_label": _X_LABEL, "y_label": _Y_LABEL, "cells": cells}
 
     default_rate = min(rates, key=lambda r: abs(math.log(r / config.learning_rate)))
+    step = positions[1] - positions[0]
+    slider = Slider("t", "position t", round(positions[1], 12), round(positions[-1], 12), round(step, 12), 1.0)
+    if [round(v, 9) for v in slider.values] != [round(p, 9) for p in positions[1:]]:
+        raise ValueError("folder: the stored positions are not evenly spaced from 0 to 1")
     return Explorer(
         kind="first-step",
         caption=("The loss along AdamW's first step from the initial weights, L(θ₀ + tΔθ) − L(θ₀), from the start "
@@ -171,14 +187,15 @@ def first_step_explorer_spec(folder=None):
                  "batch: Pre-LN violet and solid, Post-LN magenta and dashed. Each dotted line is that placement's "
                  "tangent, t⟨g, Δθ⟩: the change the gradient predicts. Where a curve leaves its tangent, the step "
                  "has stopped doing what the gradient promised. The table gives, per placement, the share of the "
-                 "tangent's decrease that the full step delivers, how much the step moves the logits, and the safe "
-                 "rate: the largest rate at which the first step still delivers half. Everything was computed "
-                 "ahead of time."),
+                 "tangent's decrease that the step delivers up to the marked t, how much it moves the logits, and "
+                 "the safe rate: the largest rate at which the full first step still delivers half. Everything "
+                 "was computed ahead of time."),
         aria="Four lines over the position along the first step: the loss change of Pre-LN and of Post-LN, "
              "each with its dotted tangent",
         controls=(Choice("depth", "depth (blocks)", tuple((d, str(d)) for d in depths), 12 if 12 in depths else depths[0]),
                   Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0]),
-                  Choice("rate", "learning rate", tuple((r, rate_label(r, config)) for r in rates), default_rate)),
+                  Choice("rate", "learning rate", tuple((r, rate_label(r, config)) for r in rates), default_rate),
+                  slider),
         series=tuple(Series(key, label, PALETTE["pre" if key.startswith("pre") else "post"])
                      for key, label in _LABELS.items()),
         readouts=readouts,
