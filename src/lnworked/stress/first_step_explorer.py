@@ -2,8 +2,9 @@
 
 :func:`first_step_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
     Three selects, ``depth`` (blocks), ``seed`` and ``rate`` (the learning rate ``eta``), whose
-    options are exactly the stored grid's, and a slider ``t`` (0.05 .. 1, the stored positions) (:func:`~lnworked.stress.committed.committed_first_step`,
-    gathered by :func:`~lnworked.stress.first_step.first_step_curves`). It draws, for both
+    options are exactly the stored grid's (:func:`~lnworked.stress.committed.committed_first_step`,
+    gathered by :func:`~lnworked.stress.first_step.first_step_curves`), and a slider ``t`` (0.05 .. 1,
+    the stored positions > 0). It draws, for both
     placements, the loss change along the first update ``Delta theta = eta u``,
 
         L(theta_0 + t Delta theta) - L(theta_0) = f(t eta) - f(0),     t = 0, 0.05, ..., 1,
