@@ -143,6 +143,16 @@ def test_stored_first_step_is_the_full_grid_with_its_provenance(stored):
         np.testing.assert_array_equal(c["loss_after"][:, 0], c["loss"])
 
 
+def test_stored_tangent_is_the_losss_derivative(stored):
+    """As s -> 0 the loss follows its tangent: at the smallest stored step (t = 0.05 of warmup's first rate)
+    every case delivers within 10% of its tangent's change (the loss moves by only a few float32 rounding
+    steps there, about 5e-7 nats each, hence not closer)."""
+    _, _, curves = stored
+    for key, c in curves.items():
+        step = c["rates"][0] * c["positions"][1]
+        assert delivered_share(c["loss"], c["loss_after"][0, 1], c["slope"], step) == pytest.approx(1, abs=0.1), key
+
+
 def test_stored_safe_rate_sits_between_the_stored_steps_that_bracket_one_half(stored):
     """Read from the rows by hand: the stored step just below each safe rate delivers at least half,
     the one just above delivers less."""

@@ -189,8 +189,9 @@ def first_step_explorer_spec(folder=None):
                  "tangent, t⟨g, Δθ⟩: the change the gradient predicts. Where a curve leaves its tangent, the step "
                  "has stopped doing what the gradient promised. The table gives, per placement, the share of the "
                  "tangent's decrease that the step delivers up to the marked t, how much it moves the logits, and "
-                 "the safe rate: the largest rate at which the full first step still delivers half. Everything "
-                 "was computed ahead of time."),
+                 "the safe rate: the largest rate at which the full first step still delivers half. At the smallest "
+                 "steps the loss moves by only a few rounding steps of the arithmetic, so shares there are good to "
+                 "a few percent. Everything was computed ahead of time."),
         aria="Four lines over the position along the first step: the loss change of Pre-LN and of Post-LN, "
              "each with its dotted tangent",
         controls=(Choice("depth", "depth (blocks)", tuple((d, str(d)) for d in depths), 12 if 12 in depths else depths[0]),
