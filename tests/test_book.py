@@ -208,3 +208,12 @@ def test_glued_numbers_render(html):
     """A glue key that failed to resolve leaves its role text in the page."""
     for name in toc_files():
         assert "{glue:" not in page(html, name), name
+
+
+MYST_ROLE_TEXT = re.compile(r"\{(?:ref|doc|term|numref|cite(?::[pt])?|eq)\}`")
+
+
+def test_cross_reference_roles_render(html):
+    """A malformed role (a doubled backtick, say) is not parsed and shows as raw MyST text."""
+    leaks = {name: MYST_ROLE_TEXT.findall(page(html, name)) for name in toc_files()}
+    assert not {name: found for name, found in leaks.items() if found}
