@@ -160,7 +160,7 @@ def _stacked_column(ax, layers: int, pre: bool):
     if not pre:
         ax.plot([0, 0], [bottom + layers * step, top], color=stream, linewidth=4, zorder=1)
     _arrow(ax, (0, top - 0.3), (0, top), stream, width=4)
-    _diagram_axes(ax, (-1.4, 2.6), (bottom - 0.7, top + 0.7))
+    _diagram_axes(ax, (-0.9, 2.1), (bottom - 0.7, top + 0.7))
 
 
 def identity_path_diagram(layers: int = 4) -> Figure:
@@ -170,7 +170,7 @@ def identity_path_diagram(layers: int = 4) -> Figure:
     branches tap it, pass N and F, and add back. Post-Norm: the residual is still added,
     but an N box sits on the stream after every add, so every path passes through N.
     """
-    fig, (pre, post) = new_figure(5.4, 1.8 + 1.4 * layers, ncols=2)  # narrow: legible on a phone
+    fig, (pre, post) = new_figure(4.4, 1.8 + 1.4 * layers, ncols=2)  # narrow: legible on a phone
     _stacked_column(pre, layers, pre=True)
     _title(pre, "Pre-LN: untouched\nidentity highway", PALETTE["identity"])
     _stacked_column(post, layers, pre=False)

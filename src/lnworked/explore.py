@@ -126,7 +126,7 @@ from lnworked.depth import (
     residual_variance,
 )
 from lnworked.norms import layer_norm
-from lnworked.style import PALETTE, figure_png, new_figure
+from lnworked.style import PALETTE, figure_png, labels, legend, new_figure, title
 
 __all__ = [
     "is_static_build",
@@ -748,12 +748,13 @@ def random_stack_figure(layers: int = 48, branch_scale: float = 1.0, view: str =
     Seed 0 in colour, the others in grey; ``view`` is ``"norm"`` (``||g_l|| / ||g_L||``, log
     scale) or ``"gain"`` (each block's gain).
     """
-    fig = new_figure(4.8, 7.2, nrows=2)[0]
+    fig = new_figure(4.2, 7.6, nrows=2)[0]  # narrow, house font sizes: legible on a phone
     for ax, placement in zip(fig.axes, ("post", "pre")):
         values = {"placement": placement, "seed": 0, "depth": layers, "branch_scale": branch_scale, "view": view}
         _stack_draw(ax, values, RANDOM_STACK, gains=random_stack_gains(placement, layers, branch_scale))
-        ax.set_title(f"{'Post-LN' if placement == 'post' else 'Pre-LN'}, L = {layers}")
-        ax.legend(frameon=False, loc="best")
+        title(ax, f"{'Post-LN' if placement == 'post' else 'Pre-LN'}, L = {layers}")
+        labels(ax, ax.get_xlabel(), ax.get_ylabel())
+        legend(ax, loc="best")
     return fig
 
 
