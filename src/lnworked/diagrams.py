@@ -117,13 +117,17 @@ def _pre_ln_diagram(ax):
             PALETTE["pre"])
 
 
-def block_diagrams() -> Figure:
-    """Seed 004's figure s01: Post-LN (left) and Pre-LN (right) blocks side by side.
+def block_diagrams(stacked: bool = False) -> Figure:
+    """Seed 004's figure s01: Post-LN (left, or top) and Pre-LN (right, or bottom) blocks.
 
     The orange residual highway enters the navy LayerNorm box in Post-LN and bypasses every
-    box in Pre-LN, going straight up into the magenta add.
+    box in Pre-LN, going straight up into the magenta add. ``stacked=True`` puts the two
+    blocks one above the other, in a figure narrow enough to show at full size on a phone.
     """
-    fig, (post, pre) = new_figure(6.4, 5.6, ncols=2)  # narrow: legible on a phone
+    if stacked:
+        fig, (post, pre) = new_figure(3.1, 10.0, nrows=2)
+    else:
+        fig, (post, pre) = new_figure(6.4, 5.6, ncols=2)  # narrow: legible on a phone
     _post_ln_diagram(post)
     _pre_ln_diagram(pre)
     return fig

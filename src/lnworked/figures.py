@@ -313,46 +313,58 @@ FAMILY_STYLE = {
 }
 
 
+#: The gradient panels of :func:`family_profiles`: at most four lines each (Pre-LN in both, as
+#: the reference), so that a phone can tell them apart.
+FAMILY_GRADIENT_PANELS = (
+    ("Backward: placements and fixes", ("post", "pre", "deepnorm", "pre_final")),
+    ("Backward: Pre-LN's variants", ("pre", "pre_rms", "normformer", "sandwich")),
+)
+
+
 def family_profiles(layers: int = 48, width: int = 16, seed: int = 0) -> Figure:
-    """Stream RMS after each layer (top) and input-gradient norm against depth (bottom).
+    """Stream RMS after each layer (top) and input-gradient norm against depth (two panels below).
 
     Every curve is :func:`lnworked.random_stack.stack_profile` of one variant (same seed, hence
     the same input, readout and sublayer weights). Top (linear): ``stream_rms`` for
     ``l = 0..L``; Pre-LN + final norm has Pre-LN's stream, so it appears only as one
-    marker, the RMS of ``N_final(x_L)`` that the head sees. Bottom (log):
+    marker, the RMS of ``N_final(x_L)`` that the head sees. Below (log), one panel per group
+    of :data:`FAMILY_GRADIENT_PANELS`, each with its own legend:
     ``input_grad_norm / readout_norm``, ``|| d(w . y_l) / d x_0 || / ||w||`` for ``l = 1..L``
     (1 means the readout's gradient arrives at its own size). Lines carry ``gid``
-    ``"rms-<variant>"`` / ``"grad-<variant>"``; the marker ``"head-pre_final"``.
+    ``"rms-<variant>"`` / ``"grad-<variant>"`` (Pre-LN's in both gradient panels); the marker
+    ``"head-pre_final"``.
     """
-    fig, (left, right) = new_figure(PHONE_WIDTH, 10.4, nrows=2)  # stacked and narrow: legible on a phone
-    handles = []
+    fig, (top, *grads) = new_figure(4.6, 14.2, nrows=1 + len(FAMILY_GRADIENT_PANELS))  # stacked: a phone
+    profiles = {name: stack_profile(name, layers, width=width, seed=seed) for name in VARIANTS}
     for name, spec in VARIANTS.items():
-        profile = stack_profile(name, layers, width=width, seed=seed)
+        profile = profiles[name]
         color, style, linewidth = FAMILY_STYLE.get(name, (PALETTE["text"], "-", 2.2))
         if spec.final is None:
-            left.plot(np.arange(layers + 1), profile.stream_rms, color=color, linestyle=style,
-                      linewidth=linewidth, gid=f"rms-{name}")
+            top.plot(np.arange(layers + 1), profile.stream_rms, color=color, linestyle=style,
+                     linewidth=linewidth, gid=f"rms-{name}")
         else:
-            left.plot([layers], [profile.output_rms], "D", color=color, markersize=9, gid=f"head-{name}")
-        (line,) = right.plot(np.arange(1, layers + 1), profile.input_grad_norm / profile.readout_norm,
-                             color=color, linestyle=style,
-                             linewidth=linewidth, label=spec.label, gid=f"grad-{name}")
-        handles.append(line)
-    left.set_ylim(0, None)
-    right.set_yscale("log")
-    for ax in (left, right):
+            top.plot([layers], [profile.output_rms], "D", color=color, markersize=9, gid=f"head-{name}")
+    for ax, (heading, names) in zip(grads, FAMILY_GRADIENT_PANELS):
+        for name in names:
+            profile = profiles[name]
+            color, style, linewidth = FAMILY_STYLE.get(name, (PALETTE["text"], "-", 2.2))
+            ax.plot(np.arange(1, layers + 1), profile.input_grad_norm / profile.readout_norm,
+                    color=color, linestyle=style, linewidth=linewidth, label=VARIANTS[name].label,
+                    gid=f"grad-{name}")
+        ax.set_yscale("log")
+        ax.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.2, zorder=1)
+        _labels(ax, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\| \\,/\\, \\|w\\|$")
+        _title(ax, heading)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=FONT["legend"],
+                  frameon=False, columnspacing=1.0, handlelength=1.8)
+    top.set_ylim(0, None)
+    for ax in (top, *grads):
         ax.set_xlim(0, layers + 1)
-    right.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.2, zorder=1)
-    final = [spec for spec in VARIANTS.values() if spec.final]
-    if final:
-        left.annotate("head sees $N_{final}(x_L)$", (layers, 1.0), xytext=(-10, 14), textcoords="offset points",
-                      ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
-    _labels(left, "layer $\\ell$", "RMS of the stream $x_\\ell$")
-    _title(left, f"Forward: stream size\n($d = {width}$, seed {seed})")
-    _labels(right, "depth $L$ of the readout", "$\\|\\partial (w \\cdot y_L) / \\partial x_0\\| \\,/\\, \\|w\\|$")
-    _title(right, "Backward: gradient reaching the input")
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT["legend"], frameon=False,
-               columnspacing=1.0, handlelength=1.8)
+    if any(spec.final for spec in VARIANTS.values()):
+        top.annotate("head sees $N_{final}(x_L)$", (layers, 1.0), xytext=(-10, 14), textcoords="offset points",
+                     ha="right", fontsize=FONT["annotation"], color=PALETTE["seed"])
+    _labels(top, "layer $\\ell$", "RMS of the stream $x_\\ell$")
+    _title(top, f"Forward: stream size\n($d = {width}$, seed {seed})")
     return fig
 
 
