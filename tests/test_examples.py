@@ -364,3 +364,16 @@ def test_each_source_short_name_heads_its_labelled_section_of_the_introduction()
         assert match.group(1).lower() == f"{name} ({number})".lower(), match.group(1)
     with pytest.raises(ValueError, match="number"):
         source_link("003")
+
+
+def test_a_folded_worked_example_is_a_named_dropdown_around_the_whole_record():
+    from lnworked.display import example_markdown
+
+    plain, folded = example_markdown("004-ex7"), example_markdown("004-ex7", folded=True)
+    lines = folded.splitlines()
+    assert lines[0] == "(example-004-ex7)=" and lines[2] == ":class: dropdown"
+    assert lines[1].startswith("::::{admonition} Worked example: ") and "<source-004>`, Ex 7)" in lines[1]
+    assert lines[-1] == "::::"
+    # the erratum admonition (three colons) sits inside the four-colon dropdown, the steps unchanged
+    assert ":::{admonition} Erratum" in "\n".join(lines[3:-1])
+    assert plain.split("\n", 2)[2].strip() == "\n".join(lines[3:-1]).strip()

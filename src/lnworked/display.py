@@ -173,10 +173,21 @@ def _step_line(quantity: Quantity, result: bool) -> str:
     return line
 
 
-def example_markdown(example_id: str) -> str:
-    """One worked example as MyST Markdown, anchored ``example-<id>``."""
+def example_markdown(example_id: str, folded: bool = False) -> str:
+    """One worked example as MyST Markdown, anchored ``example-<id>``.
+
+    ``folded=True`` puts it in a closed dropdown admonition whose title names the example
+    (``Worked example: <title> (from <source>)``), so that a page can fold it without a
+    code cell's "Show outputs" button.
+    """
     example = get_example(example_id)
-    lines = [f"(example-{example.id})=", f"**Worked example: {display_title(example)}** ({attribution(example)})", ""]
+    title = f"Worked example: {display_title(example)}"
+    lines = [f"(example-{example.id})="]
+    if folded:
+        # four colons: the erratum admonition inside uses three
+        lines += [f"::::{{admonition}} {title} ({attribution(example)})", ":class: dropdown", ""]
+    else:
+        lines += [f"**{title}** ({attribution(example)})", ""]
     lines += ["Given " + "; ".join(_input_line(q) for q in example.inputs.values()) + ".", ""]
     lines += [_step_line(q, q.key in example.result_keys) for q in example.steps.values()]
     if example.claim is not None:
@@ -187,14 +198,16 @@ def example_markdown(example_id: str) -> str:
         lines += ["", erratum_markdown(example)]
     elif example.note:
         lines += ["", f"*Note.* {example.note}"]
+    if folded:
+        lines += ["::::"]
     return "\n".join(lines) + "\n"
 
 
-def show_example(example_id: str):
+def show_example(example_id: str, folded: bool = False):
     """Display :func:`example_markdown` in a notebook (rendered as MyST by the book)."""
     from IPython.display import Markdown, display
 
-    display(Markdown(example_markdown(example_id)))
+    display(Markdown(example_markdown(example_id, folded)))
 
 
 def glue_name(example_id: str, key: str) -> str:
