@@ -262,8 +262,10 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
     """Two stacked panels from :func:`summarise`: the training loss of each variant (mean over seeds,
     band = the seeds' range) on a log axis, with ``ln vocab_size`` (uniform guessing) dashed; below,
     each sublayer's branch share ``rho_i`` at initialisation (mean over seeds) for the variants
-    without warmup. One legend with short labels below both panels; sized (5 in wide, text at
-    :data:`lnworked.stress.warmup_figures.FONT_390`) to stay legible at 350-390 px."""
+    without warmup. One legend with short labels below both panels, in two columns; the four
+    loss curves that lie on top of one another (every variant whose final loss is within a factor
+    of 1.5 of the lowest) are also named by one label beside them. Sized (:data:`WIDTH` inches
+    wide, text at :data:`lnworked.stress.warmup_figures.FONT_390`) to stay legible at 350-390 px."""
     from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style
 
     from lnworked.style import PALETTE, new_figure
@@ -277,14 +279,14 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
         if "loss" in data:
             loss = data["loss"]
             steps = np.arange(1, loss.shape[1] + 1)
-            (line,) = top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.2,
+            (line,) = top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.8,
                                label=label)
             top.fill_between(steps, loss.min(axis=0), loss.max(axis=0), color=color, alpha=0.15 * faded)
             handles[label] = line
         if "branch_share" in data:
             share = data["branch_share"].mean(axis=0)
-            bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2, marker="o",
-                        markersize=3.5, label=label)
+            bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2.5, marker="o",
+                        markersize=4.5, label=label)
     top.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
     last_step = max(d["loss"].shape[1] for d in summary.values() if "loss" in d)
     top.annotate(f"ln {vocab_size}: uniform guess", (last_step, math.log(vocab_size)), xytext=(0, 4),
@@ -295,6 +297,12 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
     _style(top, "Training loss", "step", "loss (nats, log scale)")
     _style(bottom, "Branch share at initialisation", "sublayer (attention, MLP, ...)", "ρ (log scale)")
     low = min(float(d["loss"].min()) for d in summary.values() if "loss" in d)
+    finals = {_LOOK[v][2]: float(d["loss"][:, -1].mean()) for v, d in summary.items() if "loss" in d}
+    together = [name for name, final in finals.items() if final <= 1.5 * min(finals.values())]
+    if len(together) > 1:  # name the curves that hide one another, below them
+        top.annotate(", ".join(n.replace("Post-LN, ", "") for n in together) + ":\non top of one another",
+                     (0.03, 0.04), xycoords="axes fraction", ha="left", va="bottom",
+                     fontsize=FONT_390["legend"], color=PALETTE["text"])
     top.set_ylim(low / 2, 3 * math.log(vocab_size))  # room above ln 64 for its label
     fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2,
                fontsize=FONT_390["legend"], frameon=False, columnspacing=1.0, handlelength=2.0)

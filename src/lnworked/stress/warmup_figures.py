@@ -5,8 +5,9 @@ House style of :mod:`lnworked.style`, :data:`WIDTH` inches wide: stacked panels,
 side; Pre-LN violet solid with circles, Post-LN magenta dashed with squares; the mean over seeds
 with the seeds' range as a band or as thin lines. Curves that differ in more than the placement
 differ in colour and marker too, not only in line style. Text is at :data:`FONT_390`, larger
-than the house sizes: a :data:`WIDTH`-inch figure (550 px at the book's 110 dpi) is shown at
-about 0.6 of its size on a 390 px phone, so 14 pt (21 px) still reads at about 13 px.
+than the house sizes (:data:`lnworked.style.FONT`, 12-14 pt): a :data:`WIDTH`-inch figure (about
+490 px at the book's 110 dpi) is shown at about 0.7 of its size in a phone's 350 px column, so
+15 pt (23 px) still reads at about 16 px. Legends sit below the axes, never over the curves.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ __all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
-WIDTH = 5.0
+WIDTH = 4.4
 #: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
 FIRST_RATE = "warmup's first rate"  # the legend's name for the smaller rate
-FONT_390 = {"title": 16, "label": 15, "tick": 14, "legend": 14}
+FONT_390 = {"title": 16, "label": 16, "tick": 15, "legend": 15}
 
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
 
@@ -47,6 +48,13 @@ def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
 
 def _legend(ax, **kw):
     ax.legend(fontsize=FONT_390["legend"], frameon=False, **kw)
+
+
+def _legend_below(fig, ax, ncols: int = 1):
+    """One legend for the figure, from ``ax``'s lines, below all the axes (clear of every curve)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=ncols, fontsize=FONT_390["legend"],
+               frameon=False, columnspacing=0.8, handlelength=1.8)
 
 
 def first_update_figure(rows, rate: float, small_rate: float):
@@ -90,14 +98,14 @@ def loss_along_update_figure(ts, curves: dict, first_t: float):
             loss = np.asarray(curves[pre_norm]["loss"], float)
             start = loss[np.argmin(np.abs(ts))]
             ax.plot(ts[shown], loss[shown] - start, style, marker=marker, color=color, linewidth=2.5,
-                    label=f"{name}: the loss")
+                    label=f"{name}: loss")
             ax.plot(line, curves[pre_norm]["slope"] * line, ":", color=color, linewidth=2,
-                    label=f"{name}: its tangent")
+                    label=f"{name}: tangent")
         ax.axvline(first_t, color=PALETTE["text"], alpha=0.4, linewidth=1)
         ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
-    _style(top, "The loss along the first update", "t (1 = the full step)", "loss change")
-    _style(bottom, "Zoom: warmup's first step (grey)", "t", "loss change")
-    _legend(top)
+    _style(top, "Loss along the first update", "t (1 = the full step)", "loss change")
+    _style(bottom, "Zoom: warmup's first step", "t (grey: warmup's first step)", "loss change")
+    _legend_below(fig, top, ncols=2)
     return fig
 
 
@@ -119,7 +127,7 @@ def first_steps_figure(curves: dict):
                 label=variant)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _style(ax, "The first training steps", "step", "loss (before the update)")
-    _legend(ax)
+    _legend_below(fig, ax, ncols=2)
     return fig
 
 
@@ -137,13 +145,10 @@ def amplification_figure(rows, shares: dict):
         bottom.fill_between(sub, r.min(axis=0), r.max(axis=0), color=color, alpha=0.15)
     ticks = [x for x in d if x == d[0] or x >= 6]  # 1, 2, 3 would overlap on a linear axis
     top.set_xticks(ticks, [str(x) for x in ticks])
-    _style(top, "Output change under a fixed-size perturbation", "layers L",
-           "mean square Δ logits")
-    _style(bottom, "Each sublayer's dependence on its branch", "sublayer (attention, MLP, ...)",
-           "branch share ρ")
+    _style(top, "Output change, random step", "layers L", "mean square Δ logits")
+    _style(bottom, "Each sublayer's branch share", "sublayer (attention, MLP, ...)", "branch share ρ")
     bottom.set_ylim(0, 1)
-    _legend(top)
-    _legend(bottom)
+    _legend_below(fig, top, ncols=2)
     return fig
 
 
@@ -194,6 +199,5 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     _style(forward, "1. Forward: each sublayer's share", "block ℓ", "branch share ρ")
     _style(backward, "2. Backward: each block's gradient", "block ℓ", "gradient norm")
     _style(update, "3. Update: how far the logits move", "blocks L in the model", "relative Δ logits")
-    for ax in (forward, backward, update):
-        _legend(ax)
+    _legend_below(fig, forward, ncols=2)
     return fig
