@@ -233,6 +233,10 @@ def test_deepnorm_figure_reads_on_a_phone(committed):
     fig.draw(renderer)  # the constrained layout places the legend
     legend_top = fig.legends[0].get_window_extent(renderer).y1
     assert legend_top <= bottom.get_tightbbox(renderer).y0 + 1  # below the lower panel and its labels
+    # the four converged curves hide one another: a label on the plot names them, and only them
+    (label,) = [t.get_text() for t in top.texts if "on top of one another" in t.get_text()]
+    named = label.split(":")[0].split(", ")
+    assert sorted(named) == sorted(["Pre-LN", "α", "κ", "DeepNorm"])
 
 
 @pytest.mark.slow

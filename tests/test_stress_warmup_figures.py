@@ -11,7 +11,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
-                                            first_update_figure)
+                                            first_update_figure, loss_along_update_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -123,3 +123,29 @@ def test_argument_figure_labels_at_least_three_gradient_ticks_on_a_narrow_range(
     shown = [label.get_text() for tick, label in zip(backward.get_yticks(), backward.get_yticklabels())
              if label.get_text() and low <= tick <= high]
     assert len(shown) >= 3, shown
+
+
+def _along_curves():
+    """Two placements' loss along the step, and their slopes."""
+    ts = np.array([0.0, 0.25, 0.5, 1.0])
+    return ts, {True: dict(loss=np.array([4.0, 3.9, 3.8, 3.7]), slope=-0.4),
+                False: dict(loss=np.array([4.0, 3.98, 3.97, 3.97]), slope=-0.3)}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: loss_along_update_figure(*_along_curves(), 0.01),
+    lambda: first_steps_figure({"Pre-LN": np.ones((2, 5)), "Post-LN": np.ones((2, 5))}),
+    lambda: amplification_figure([dict(r, output_change=r["relative"]) for r in _first_update_rows()
+                                  if r["learning_rate"] == RATE], _shares()),
+    lambda: argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL),
+])
+def test_legend_sits_below_every_axes(make):
+    """A phone shows these figures small: a legend inside an axes would cover curves."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = make()
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    legend_top = fig.legends[0].get_window_extent(renderer).y1
+    assert legend_top <= min(ax.get_tightbbox(renderer).y0 for ax in fig.axes) + 1
