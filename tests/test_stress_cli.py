@@ -169,3 +169,22 @@ def test_compilation_cache_is_used_unless_opted_out(tmp_path):
         subprocess.run(args, capture_output=True, text=True, timeout=300, check=True, env=env)
     assert not (tmp_path / "off").exists()
     assert any((tmp_path / "on").iterdir())
+
+
+def test_stored_run_writes_its_rows_and_provenance(tmp_path):
+    """The body shared by `lnworked stress deepnorm` and `first-step`: rows from `compute` on the
+    chosen device, written by `write`, and a provenance file naming the command that made them."""
+    import argparse
+    import json
+
+    from lnworked.stress.cli import _run_stored
+
+    def write(rows, path):
+        path.write_text("seed\n" + "".join(f"{r['seed']}\n" for r in rows), encoding="utf-8")
+
+    args = argparse.Namespace(out=str(tmp_path / "out"), device="cpu", cache_dir=None, no_cache=True)
+    assert _run_stored(args, "first-step", [7, 8], lambda s: [{"seed": x} for x in s], write) == 0
+    assert (tmp_path / "out" / "first-step.csv").read_text(encoding="utf-8") == "seed\n7\n8\n"
+    info = json.loads((tmp_path / "out" / "first-step-provenance.json").read_text(encoding="utf-8"))
+    assert info["rows"] == 2
+    assert info["command"].startswith("lnworked stress first-step --seeds 7 8 --device cpu")

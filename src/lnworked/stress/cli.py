@@ -349,56 +349,46 @@ def run_xiong(args) -> int:
     return 0
 
 
-def run_deepnorm(args) -> int:
+def _run_stored(args, name: str, seeds: list[int], compute, write) -> int:
+    """Run ``compute(seeds)`` on the chosen device and write ``<name>.csv`` (by ``write``) and
+    ``<name>-provenance.json`` (the command, device, seconds, configuration and row count) into
+    ``args.out``: the shared body of the commands whose output the book stores."""
     import time
 
     import jax
 
-    from lnworked.stress.deepnorm import deepnorm_rows, write_deepnorm_csv
     from lnworked.stress.report import check_writable
 
-    seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
     out = check_writable(args.out)
     device = select_device(args.device)
     _use_cache(args)
     print(f"device: {describe_device(device)}", flush=True)
     started = time.perf_counter()
     with jax.default_device(device):
-        rows = deepnorm_rows(seeds, progress=_xiong_progress)
+        rows = compute(seeds)
     seconds = time.perf_counter() - started
-    write_deepnorm_csv(rows, out / "deepnorm.csv")
-    command = " ".join(["lnworked stress deepnorm --seeds", *map(str, seeds), "--device", args.device,
+    write(rows, out / f"{name}.csv")
+    command = " ".join([f"lnworked stress {name} --seeds", *map(str, seeds), "--device", args.device,
                         "--out", args.out])
     info = provenance(command, describe_device(device), seconds)
     info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
-    (out / "deepnorm-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    (out / f"{name}-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
     return 0
+
+
+def run_deepnorm(args) -> int:
+    from lnworked.stress.deepnorm import deepnorm_rows, write_deepnorm_csv
+
+    seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
+    return _run_stored(args, "deepnorm", seeds, lambda s: deepnorm_rows(s, progress=_xiong_progress),
+                       write_deepnorm_csv)
 
 
 def run_first_step(args) -> int:
-    import time
-
-    import jax
-
     from lnworked.stress.first_step import FIRST_STEP_DEPTHS, first_step_rows, write_first_step_csv
     from lnworked.stress.first_update import check_seeds
-    from lnworked.stress.report import check_writable
 
     seeds = check_seeds(args.seeds)
-    out = check_writable(args.out)
-    device = select_device(args.device)
-    _use_cache(args)
-    print(f"device: {describe_device(device)}", flush=True)
-    started = time.perf_counter()
-    with jax.default_device(device):
-        rows = first_step_rows(FIRST_STEP_DEPTHS, seeds)
-    seconds = time.perf_counter() - started
-    write_first_step_csv(rows, out / "first-step.csv")
-    command = " ".join(["lnworked stress first-step --seeds", *map(str, seeds), "--device", args.device,
-                        "--out", args.out])
-    info = provenance(command, describe_device(device), seconds)
-    info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
-    (out / "first-step-provenance.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    print(f"{len(rows)} rows in {seconds:.1f} s on {describe_device(device)}; outputs in {out}/")
-    return 0
+    return _run_stored(args, "first-step", seeds, lambda s: first_step_rows(FIRST_STEP_DEPTHS, s),
+                       write_first_step_csv)
