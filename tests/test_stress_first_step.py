@@ -251,8 +251,13 @@ def test_explorer_offers_exactly_the_stored_grid(stored):
     rows, _, _ = stored
     options = {c.name: list(c.values) for c in first_step_explorer_spec().controls}
     positions = options.pop("t")
-    assert options == {"depth": sorted({r["layers"] for r in rows}), "seed": sorted({r["seed"] for r in rows}),
+    assert options == {"depth": sorted({r["layers"] for r in rows}),
+                       "seed": ["mean", *sorted({r["seed"] for r in rows})],
                        "rate": sorted({r["learning_rate"] for r in rows})}
+    seed = first_step_explorer_spec().control("seed")
+    assert seed.default == "mean"  # the averages the chapter quotes, named in the option and the caption
+    assert dict(seed.options)["mean"] == "mean of seeds " + ", ".join(str(s) for s in FIRST_STEP_SEEDS)
+    assert dict(seed.options)["mean"] in first_step_explorer_spec().caption
     np.testing.assert_allclose(positions, sorted({r["t"] for r in rows if r["t"] > 0}), atol=1e-12)
     labels = dict(first_step_explorer_spec().control("rate").options)
     config = StressConfig()
@@ -277,7 +282,44 @@ def test_explorer_readouts_are_the_rows_by_hand(stored):
                 assert float(shown[f"{short}-safe"]) == pytest.approx(safe[(placement, layers, seed)], rel=5e-3)
 
 
-@pytest.mark.parametrize("layers, seed, rate, t, name", [(5, 7, 2e-3, 1.0, "layers"), (12, 10, 2e-3, 1.0, "layers"),
+def _mean_by_hand(rows, placement, layers, rate, t=1.0):
+    """``(mean share, mean relative change, mean curve, geometric-mean safe rate)`` over the stored seeds, by hand."""
+    seeds = sorted({r["seed"] for r in rows})
+    each = [_by_hand(rows, placement, layers, seed, rate, t) for seed in seeds]
+    safe = safe_rates(rows)
+    logs = [math.log(safe[(placement, layers, seed)]) for seed in seeds]
+    return (sum(e[0] for e in each) / len(seeds), sum(e[1] for e in each) / len(seeds),
+            sum(e[2] for e in each) / len(seeds), math.exp(sum(logs) / len(logs)))
+
+
+def test_explorer_mean_of_seeds_is_the_chapters_averages_by_hand(stored):
+    """The default seed option: means over seeds of the share and the logits' change, geometric mean of the safe rate."""
+    from lnworked.stress.first_step import full_step_shares
+    from lnworked.stress.first_step_explorer import MEAN_OF_SEEDS, first_step_readouts
+
+    rows, _, curves = stored
+    safe = safe_rates(rows)
+    for layers, rate, t in ((12, 2e-3, 1.0), (48, RATES[0], 1.0), (6, RATES[-1], 0.5), (12, 2e-3, 0.25)):
+        shown = first_step_readouts(curves, safe, layers, MEAN_OF_SEEDS, rate, t)
+        for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
+            share, relative, _, safe_mean = _mean_by_hand(rows, placement, layers, rate, t)
+            assert shown[f"{short}-delivered"] == f"{100 * share:.1f} %"
+            if t == 1.0:  # the chapter's glue: full_step_shares(...).mean()
+                assert shown[f"{short}-delivered"] == f"{100 * full_step_shares(curves, placement, layers, rate).mean():.1f} %"
+            assert float(shown[f"{short}-relative"]) == pytest.approx(relative, rel=5e-3)
+            assert float(shown[f"{short}-safe"]) == pytest.approx(safe_mean, rel=5e-3)
+            one = first_step_readouts(curves, safe, layers, FIRST_STEP_SEEDS[0], rate, t)
+            assert shown[f"{short}-delivered"] != one[f"{short}-delivered"]  # the mean is not seed 7's
+
+
+def test_explorer_mean_of_seeds_above_the_grid_stays_above():
+    from lnworked.stress.first_step_explorer import _geometric_mean
+
+    assert _geometric_mean([1e-3, math.inf]) == math.inf and _geometric_mean([0.0, 1e-3]) == 0.0
+    assert _geometric_mean([1e-3, 1e-1]) == pytest.approx(1e-2)
+
+
+@pytest.mark.parametrize("layers, seed, rate, t, name", [(5, 7, 2e-3, 1.0, "layers"), (5, "mean", 2e-3, 1.0, "layers"), (12, 10, 2e-3, 1.0, "layers"),
                                                           (12, 7, 3e-3, 1.0, "rate"), (12, 7, 2e-3, 0.0, "t"),
                                                           (12, 7, 2e-3, 0.33, "t")])
 def test_explorer_readouts_reject_a_setting_that_is_not_stored(stored, layers, seed, rate, t, name):
@@ -294,7 +336,7 @@ def test_explorer_grid_holds_each_settings_curves_and_tangents(stored):
 
     rows, _, _ = stored
     grid = spec_grid(first_step_explorer_spec())
-    assert len(grid["cells"]) == len(FIRST_STEP_DEPTHS) * len(FIRST_STEP_SEEDS) * len(step_rates())
+    assert len(grid["cells"]) == len(FIRST_STEP_DEPTHS) * (len(FIRST_STEP_SEEDS) + 1) * len(step_rates())
     assert grid["dash"]["post"] and "pre" not in grid["dash"]  # Post-LN dashed, Pre-LN solid
     for layers, seed, rate in ((12, 7, 2e-3), (48, 8, RATES[0])):
         cell = grid["cells"][f"{layers}|{seed}|{format(rate, 'g')}"]
@@ -303,6 +345,13 @@ def test_explorer_grid_holds_each_settings_curves_and_tangents(stored):
             np.testing.assert_allclose(cell[short], curve, rtol=1e-3, atol=1e-12)
             slope = next(r["slope"] for r in rows if (r["placement"], r["layers"], r["seed"]) == (placement, layers, seed))
             np.testing.assert_allclose(cell[f"{short}-tangent"], np.array(POSITIONS) * rate * slope, rtol=1e-3)
+    cell = grid["cells"][f"12|mean|{format(2e-3, 'g')}"]  # the mean over the seeds of each seed's curve and tangent
+    for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
+        _, _, curve, _ = _mean_by_hand(rows, placement, 12, 2e-3)
+        np.testing.assert_allclose(cell[short], curve, rtol=1e-3, atol=1e-12)
+        slopes = [r["slope"] for r in rows if (r["placement"], r["layers"], r["t"], r["learning_rate"]) == (placement, 12, 0.0, 2e-3)]
+        assert len(slopes) == len(FIRST_STEP_SEEDS)
+        np.testing.assert_allclose(cell[f"{short}-tangent"], np.array(POSITIONS) * 2e-3 * np.mean(slopes), rtol=1e-3)
 
 
 def test_static_explorer_responds_to_its_controls(monkeypatch, stored):
@@ -324,8 +373,8 @@ def test_static_explorer_responds_to_its_controls(monkeypatch, stored):
     results = _run_in_node(html, actions)
     assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 4
     assert results[0]["initial"]["markers"] == 1 and results[0]["initial"]["params"]["t"] == "1"
-    assert results[0]["initial"]["readouts"] == first_step_readouts(curves, safe, 12, 7, 2e-3)
-    for result, key in zip(results[1:], [(12, 7, RATES[0], 1.0), (48, 7, RATES[0], 1.0),
+    assert results[0]["initial"]["readouts"] == first_step_readouts(curves, safe, 12, "mean", 2e-3)
+    for result, key in zip(results[1:], [(12, "mean", RATES[0], 1.0), (48, "mean", RATES[0], 1.0),
                                          (48, 9, RATES[0], 1.0), (48, 9, RATES[0], 0.3)]):
         shown = first_step_readouts(curves, safe, *key)
         assert result["state"]["readouts"] == {k: shown[k] for k in FIRST_STEP_READOUT_KEYS}, key
@@ -342,7 +391,8 @@ def test_live_explorer_draws_both_placements_and_their_tangents(monkeypatch, sto
     assert set(box.lnw_controls) == {"depth", "seed", "rate", "t"}
     box.lnw_controls["depth"].value = 24
     box.lnw_controls["rate"].value = RATES[-1]
-    assert box.lnw_values == first_step_readouts(curves, safe_rates(rows), 24, 7, RATES[-1])
+    assert box.lnw_values == first_step_readouts(curves, safe_rates(rows), 24, "mean", RATES[-1])
+    box.lnw_controls["seed"].value = 7
     lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
     assert set(lines) == {"pre", "post", "pre-tangent", "post-tangent", "zero", "t"}
     assert lines["pre"].get_linestyle() == "-" and lines["post"].get_linestyle() == "--"

@@ -14,7 +14,10 @@
     placement (:func:`first_step_readouts`) the delivered share of the step stopped at ``t``,
     ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's), the RMS change
     of the logits there over their RMS, and the safe rate of that depth and seed
-    (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). Built on
+    (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). The seed select's default,
+    :data:`MEAN_OF_SEEDS`, shows the averages the chapter quotes: the curves and tangents are means over
+    the seeds, the delivered share and the logits' relative change are the means over the seeds of each
+    seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``. Built on
     :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
     (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
 """
@@ -30,7 +33,7 @@ import numpy as np
 from lnworked.stress.config import StressConfig, warmup_for
 
 __all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readouts", "rate_label",
-           "FIRST_STEP_READOUT_KEYS", "SAFE_THRESHOLD"]
+           "FIRST_STEP_READOUT_KEYS", "MEAN_OF_SEEDS", "SAFE_THRESHOLD"]
 
 #: Readout keys of :func:`first_step_explorer`, in table order (Pre-LN, Post-LN per quantity).
 FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-relative", "post-relative", "pre-safe",
@@ -39,6 +42,8 @@ _AT_T = tuple(k for k in FIRST_STEP_READOUT_KEYS if not k.endswith("-safe"))  # 
 _FIXED = tuple(k for k in FIRST_STEP_READOUT_KEYS if k.endswith("-safe"))
 #: The delivered share that defines the safe rate.
 SAFE_THRESHOLD = 0.5
+#: The seed select's value for the average over the stored seeds (its default).
+MEAN_OF_SEEDS = "mean"
 
 _SHORT = {"Pre-LN": "pre", "Post-LN": "post"}
 
@@ -62,39 +67,74 @@ def _safe_text(rate: float, rates) -> str:
     return format(rate, ".3g")
 
 
-def first_step_readouts(curves: dict, safe: dict, layers: int, seed: int, rate: float, t: float = 1.0) -> dict:
+def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
+    """The stored seeds that ``seed`` stands for: all of ``(placement, layers)``'s for :data:`MEAN_OF_SEEDS`."""
+    if seed == MEAN_OF_SEEDS:
+        mine = sorted(k[2] for k in curves if k[:2] == (placement, layers))
+        if not mine:
+            raise ValueError(f"layers: no stored case {placement}, {layers} blocks")
+        return mine
+    if (placement, layers, seed) not in curves:
+        raise ValueError(f"layers: no stored case {placement}, {layers} blocks, seed {seed!r}")
+    return [seed]
+
+
+def _geometric_mean(rates) -> float:
+    """``exp(mean log s)``; ``inf`` if any rate lies above the grid, ``0`` if any lies below it."""
+    rates = np.asarray(rates, float)
+    if np.any(np.isinf(rates)):
+        return math.inf
+    if np.any(rates == 0):
+        return 0.0
+    return float(np.exp(np.mean(np.log(rates))))
+
+
+def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
     ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
     ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %", ``*-relative`` = RMS of the
     logits' change at ``t`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
     safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
-    stored position > 0 (default the full step)."""
+    stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
+    share and the relative change are the means over the stored seeds of each seed's value (the
+    chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean."""
     from lnworked.stress.first_step import delivered_share
 
     out = {}
     for placement, short in _SHORT.items():
-        key = (placement, layers, seed)
-        if key not in curves:
-            raise ValueError(f"layers: no stored case {placement}, {layers} blocks, seed {seed!r}")
-        c = curves[key]
-        where = np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))
-        if where.size != 1:
-            raise ValueError(f"rate: must be one of {tuple(float(r) for r in c['rates'])}, got {rate!r}")
-        r = int(where[0])
-        at = np.flatnonzero(np.isclose(c["positions"], t, rtol=0, atol=1e-9))
-        if at.size != 1 or not t > 0:
-            raise ValueError(f"t: must be one of {tuple(float(p) for p in c['positions'] if p > 0)}, got {t!r}")
-        i = int(at[0])
-        share = delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)
-        out[f"{short}-delivered"] = f"{100 * float(share):.1f} %"
-        out[f"{short}-relative"] = format(c["rms_delta_logits"][r, i] / c["rms_logits"], ".3g")
-        out[f"{short}-safe"] = _safe_text(safe[key], c["rates"])
+        shares, relative = [], []
+        seeds = _seeds(curves, placement, layers, seed)
+        for s in seeds:
+            c = curves[(placement, layers, s)]
+            where = np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))
+            if where.size != 1:
+                raise ValueError(f"rate: must be one of {tuple(float(r) for r in c['rates'])}, got {rate!r}")
+            r = int(where[0])
+            at = np.flatnonzero(np.isclose(c["positions"], t, rtol=0, atol=1e-9))
+            if at.size != 1 or not t > 0:
+                raise ValueError(f"t: must be one of {tuple(float(p) for p in c['positions'] if p > 0)}, got {t!r}")
+            i = int(at[0])
+            shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
+            relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
+        out[f"{short}-delivered"] = f"{100 * float(np.mean(shares)):.1f} %"
+        out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
+        out[f"{short}-safe"] = _safe_text(_geometric_mean([safe[(placement, layers, s)] for s in seeds]), c["rates"])
     return out
 
 
 def _curve(values) -> list:
     """Four significant digits; ``None`` where not finite."""
     return [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
+
+def _seed(value):
+    """A seed control's value: :data:`MEAN_OF_SEEDS` as it is, a seed as an ``int``."""
+    return MEAN_OF_SEEDS if value == MEAN_OF_SEEDS else int(value)
+
+
+def _seed_list(seeds) -> str:
+    """``7, 8, 9``: the seeds in words, as the seed option names them."""
+    return ", ".join(str(s) for s in seeds)
 
 
 _LABELS = {"pre": "Pre-LN", "post": "Post-LN", "pre-tangent": "Pre-LN tangent", "post-tangent": "Post-LN tangent"}
@@ -128,14 +168,15 @@ def first_step_explorer_spec(folder=None):
         out = {}
         rate = float(values["rate"])
         for placement, short in _SHORT.items():
-            c = curves[(placement, int(values["depth"]), int(values["seed"]))]
-            r = int(np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))[0])
-            out[short] = c["loss_after"][r] - c["loss"]
-            out[f"{short}-tangent"] = c["positions"] * rate * c["slope"]
+            cases = [curves[(placement, int(values["depth"]), s)] for s in _seeds(curves, placement, int(values["depth"]),
+                                                                                  _seed(values["seed"]))]
+            r = [int(np.flatnonzero(np.isclose(c["rates"], rate, rtol=1e-6, atol=0))[0]) for c in cases]
+            out[short] = np.mean([c["loss_after"][i] - c["loss"] for c, i in zip(cases, r)], axis=0)
+            out[f"{short}-tangent"] = np.mean([c["positions"] * rate * c["slope"] for c in cases], axis=0)
         return out
 
     def readouts(values):
-        return first_step_readouts(curves, safe, int(values["depth"]), int(values["seed"]), float(values["rate"]),
+        return first_step_readouts(curves, safe, int(values["depth"]), _seed(values["seed"]), float(values["rate"]),
                                    float(values["t"]))
 
     def table(texts):
@@ -162,7 +203,7 @@ def first_step_explorer_spec(folder=None):
     def grid():
         cells = {}
         for depth in depths:
-            for seed in seeds:
+            for seed in (MEAN_OF_SEEDS, *seeds):
                 for rate in rates:
                     values = {"depth": depth, "seed": seed, "rate": rate}
                     by_t = [readouts({**values, "t": t}) for t in slider.values]
@@ -185,7 +226,9 @@ def first_step_explorer_spec(folder=None):
         kind="first-step",
         caption=("The loss along AdamW's first step from the initial weights, L(θ₀ + tΔθ) − L(θ₀), from the start "
                  "(t = 0) to the full step (t = 1), at the chosen learning rate, depth and seed, on the first "
-                 "batch: Pre-LN violet and solid, Post-LN magenta and dashed. Each dotted line is that placement's "
+                 f"batch (the seed option 'mean of seeds {_seed_list(seeds)}', the default, shows the averages the "
+                 "text quotes: curves and shares averaged over the seeds, the safe rate as their geometric mean): "
+                 "Pre-LN violet and solid, Post-LN magenta and dashed. Each dotted line is that placement's "
                  "tangent, t⟨g, Δθ⟩: the change the gradient predicts. Where a curve leaves its tangent, the step "
                  "has stopped doing what the gradient promised. The table gives, per placement, the share of the "
                  "tangent's decrease that the step delivers up to the marked t, how much it moves the logits, and "
@@ -195,7 +238,8 @@ def first_step_explorer_spec(folder=None):
         aria="Four lines over the position along the first step: the loss change of Pre-LN and of Post-LN, "
              "each with its dotted tangent",
         controls=(Choice("depth", "depth (blocks)", tuple((d, str(d)) for d in depths), 12 if 12 in depths else depths[0]),
-                  Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0]),
+                  Choice("seed", "seed", ((MEAN_OF_SEEDS, f"mean of seeds {_seed_list(seeds)}"),
+                                          *((s, str(s)) for s in seeds)), MEAN_OF_SEEDS),
                   Choice("rate", "learning rate", tuple((r, rate_label(r, config)) for r in rates), default_rate),
                   slider),
         series=tuple(Series(key, label, PALETTE["pre" if key.startswith("pre") else "post"])
