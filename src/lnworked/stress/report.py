@@ -89,15 +89,18 @@ def _run_colors():
 
 def curves_figure(result: StressResult, with_article: bool = True):
     """Loss and global gradient norm per step (log scales), one line per run, the two panels
-    stacked (readable on a phone), runs named by :func:`display_name`.
+    stacked and drawn narrow (``PHONE_NARROW`` inches, so that a 390 px phone shrinks its
+    text to about 13 px, not 6-7), runs named by :func:`display_name` in one legend below
+    the lower panel (none over the curves).
 
     With ``with_article`` the article's own curves of the same kind are drawn thin and
-    dashed behind them (only when the configuration has the article's step count).
+    dashed behind them (only when the configuration has the article's step count), and the
+    legend has a fourth entry for them.
     """
-    from lnworked.stress.figures import PHONE_FONT, WIDTH
+    from lnworked.stress.figures import PHONE_FONT, PHONE_NARROW
     from lnworked.style import new_figure
 
-    fig, (ax_loss, ax_norm) = new_figure(WIDTH, 8.4, nrows=2)
+    fig, (ax_loss, ax_norm) = new_figure(PHONE_NARROW, 8.6, nrows=2)
     colors = _run_colors()
     for run in result.runs:
         color = colors[(run.spec.pre_norm, run.spec.warmup_steps > 0)]
@@ -117,11 +120,12 @@ def curves_figure(result: StressResult, with_article: bool = True):
         ax.set_xlabel("training step", fontsize=PHONE_FONT["label"])
         ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
         ax.tick_params(which="both", labelsize=PHONE_FONT["tick"])
-    ax_loss.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="lower left")
+    handles, names = ax_norm.get_legend_handles_labels()
     if with_article:
         (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1)
-        ax_norm.legend([dashed], ["the article's runs (dashed)"], fontsize=PHONE_FONT["legend"], frameon=False,
-                       loc="upper right")
+        handles, names = [*handles, dashed], [*names, "the article's runs (dashed)"]
+    ax_norm.legend(handles, names, fontsize=PHONE_FONT["legend"] + 1, frameon=False, ncol=1,
+                   loc="upper center", bbox_to_anchor=(0.5, -0.22), handlelength=1.6)
     return fig
 
 
