@@ -54,12 +54,20 @@
 
   function clear(svg) { while (svg.firstChild) { svg.removeChild(svg.firstChild); } }
 
-  function frame(svg) {
+  /* Text sizes in canvas units. The wide canvas (520 units) is drawn at most 560 px wide, so 13 units
+     are 14 px there; the phone's canvas (340 units) fills a phone's ~330 px, so 14 units are ~13.5 px. */
+  var TEXT = 13, PHONE_TEXT = 14;
+
+  /* The plot area inside the canvas: room on the left for the rotated y label and the y ticks'
+     labels (yTicks, so the longest label fits), below for the x ticks' labels and the x label, and
+     above for the legend's rows (legendRows). */
+  function frame(svg, yTicks, rows) {
     var box = (svg.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
     var w = parseFloat(box[2]), h = parseFloat(box[3]);
-    /* a phone's canvas (narrower than 480 units) gets larger text and room for a two-row legend */
-    var phone = w < 480;
-    return { w: w, h: h, left: 62, right: w - 12, top: phone ? 48 : 26, bottom: h - 40, text: phone ? 13 : 11 };
+    var size = w < 480 ? PHONE_TEXT : TEXT, chars = 0;
+    (yTicks || []).forEach(function (t) { chars = Math.max(chars, String(t.label).length); });
+    return { w: w, h: h, text: size, left: Math.round(size + 10 + 0.62 * size * Math.max(chars, 2)),
+      right: w - 14, top: 8 + (rows || 1) * (size + 6), bottom: h - (2 * size + 20) };
   }
 
   function fmtTick(v) {
@@ -89,41 +97,60 @@
     yTicks.forEach(function (t) {
       var py = y(t.v);
       node(svg, g, "line", { x1: f.left, y1: py, x2: f.right, y2: py, stroke: "currentColor", "stroke-opacity": "0.12" });
-      node(svg, g, "text", { x: f.left - 5, y: py + 4, "text-anchor": "end" }, t.label);
+      node(svg, g, "text", { x: f.left - 5, y: py + 0.35 * f.text, "text-anchor": "end" }, t.label);
     });
     xTicks.forEach(function (t) {
       var px = x(t.v);
       node(svg, g, "line", { x1: px, y1: f.bottom, x2: px, y2: f.bottom + 4, stroke: "currentColor" });
-      node(svg, g, "text", { x: px, y: f.bottom + 16, "text-anchor": "middle" }, t.label);
+      node(svg, g, "text", { x: px, y: f.bottom + 5 + f.text, "text-anchor": "middle" }, t.label);
     });
-    node(svg, g, "text", { x: (f.left + f.right) / 2, y: f.h - 4, "text-anchor": "middle" }, xLabel);
-    node(svg, g, "text", { x: 12, y: (f.top + f.bottom) / 2, "text-anchor": "middle",
-      transform: "rotate(-90 12 " + (f.top + f.bottom) / 2 + ")" }, yLabel);
+    /* the x label centred under the plot, moved inwards where it would run past the canvas */
+    var label = node(svg, g, "text", { x: (f.left + f.right) / 2, y: f.h - 5, "text-anchor": "middle" }, xLabel);
+    var half = (label.getComputedTextLength ? label.getComputedTextLength() : 0.55 * f.text * xLabel.length) / 2;
+    var cx = Math.max(half + 2, Math.min((f.left + f.right) / 2, f.w - half - 2));
+    label.setAttribute("x", cx);
+    var ly = (f.top + f.bottom) / 2, lx = f.text + 1;
+    node(svg, g, "text", { x: lx, y: ly, "text-anchor": "middle", transform: "rotate(-90 " + lx + " " + ly + ")" }, yLabel);
   }
 
   /* Legend entries left to right above the plot; an entry that would run past the canvas starts a new row. */
-  function legend(svg, f, items) {
-    var size = f.w < 480 ? 13 : 11, row = size + 6, start = f.w < 480 ? 8 : f.left + 6;
-    var g = node(svg, svg, "g", { "class": "lnw-legend", "font-size": String(size), fill: "currentColor" });
-    var px = start, py = 4;
+  function legendLayout(w, items) {
+    var size = w < 480 ? PHONE_TEXT : TEXT, start = 8, px = start, rows = 1, at = [];
     items.forEach(function (it) {
       var width = 18 + 0.56 * size * it.label.length;
-      if (px > start && px + width > f.w - 4) { px = start; py += row; }
+      if (px > start && px + width > w - 4) { px = start; rows += 1; }
+      at.push({ x: px, row: rows - 1 });
+      px += width + 10;
+    });
+    return { size: size, rows: rows, at: at };
+  }
+  function legendRows(svg, items) {
+    var box = (svg.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
+    return legendLayout(parseFloat(box[2]), items).rows;
+  }
+
+  function legend(svg, f, items) {
+    var lay = legendLayout(f.w, items), size = lay.size, row = size + 6;
+    var g = node(svg, svg, "g", { "class": "lnw-legend", "font-size": String(size), fill: "currentColor" });
+    items.forEach(function (it, i) {
+      var px = lay.at[i].x, py = 4 + lay.at[i].row * row;
+      var mid = py + 0.6 * size;
       if (it.dash) {   /* a dashed or dotted series: a short stroke of its own pattern */
-        node(svg, g, "line", { x1: px, y1: py + 7.5, x2: px + 14, y2: py + 7.5, stroke: it.color, "stroke-width": "2",
+        node(svg, g, "line", { x1: px, y1: mid, x2: px + 14, y2: mid, stroke: it.color, "stroke-width": "2",
           "stroke-dasharray": it.dash });
       } else {
-        node(svg, g, "rect", { x: px, y: py + 3, width: 14, height: 9, fill: it.color });
+        node(svg, g, "rect", { x: px, y: mid - 4.5, width: 14, height: 9, fill: it.color });
       }
       node(svg, g, "text", { x: px + 18, y: py + size - 1 }, it.label);
-      px += width + 10;
     });
   }
 
   /* Lines over x = xs; series values may be null (not drawn); marker = an x value. */
   function lineChart(svg, o) {
     clear(svg);
-    var f = frame(svg), lo = Infinity, hi = -Infinity;
+    var lo = Infinity, hi = -Infinity;
+    var items = o.series.filter(function (s) { return !s.nolegend; })
+      .map(function (s) { return { label: s.label, color: s.color, dash: s.dash }; });
     o.series.forEach(function (s) {
       s.values.forEach(function (v) {
         if (v !== null && (!o.log || v > 0)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -146,6 +173,7 @@
         yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) });   /* 0, not -6e-17 */
       }
     }
+    var f = frame(svg, yTicks, legendRows(svg, items));
     var x0 = o.xs[0], x1 = o.xs[o.xs.length - 1];
     var x = function (v) { return f.left + (v - x0) / (x1 - x0) * (f.right - f.left); };
     var y = yScale(f, lo, hi, o.log);
@@ -178,26 +206,27 @@
       node(svg, svg, "line", { x1: f.left, y1: y(o.ref), x2: f.right, y2: y(o.ref), stroke: "currentColor",
         "stroke-dasharray": "2 3", "class": "lnw-ref" });
     }
-    legend(svg, f, o.series.filter(function (s) { return !s.nolegend; })
-      .map(function (s) { return { label: s.label, color: s.color, dash: s.dash }; }));
+    legend(svg, f, items);
   }
 
   /* Grouped bars: groups = component labels; series values may be null (drawn as "0/0"). */
   function barChart(svg, o) {
     clear(svg);
-    var f = frame(svg), lo = 0, hi = 0;
+    var lo = 0, hi = 0;
+    var items = o.series.map(function (s) { return { label: s.label, color: s.color }; });
     o.series.forEach(function (s) { s.values.forEach(function (v) { if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); } }); });
     if (hi - lo < 1e-12) { hi = lo + 1; }
     var st = niceStep(hi - lo, 5);
     lo = Math.floor(lo / st) * st; hi = Math.ceil(hi / st) * st;
     var yTicks = [];
     for (var t = lo; t <= hi + 1e-9 * st; t += st) { yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) }); }
+    var f = frame(svg, yTicks, legendRows(svg, items));
     var y = yScale(f, lo, hi, false);
     var n = o.groups.length, gw = (f.right - f.left) / n, bw = gw * 0.8 / o.series.length;
     axes(svg, f, yTicks, y, [], function (v) { return v; }, o.xLabel, o.yLabel);
     var g = node(svg, svg, "g", { "font-size": String(f.text), fill: "currentColor", "text-anchor": "middle" });
     o.groups.forEach(function (label, i) {
-      node(svg, g, "text", { x: f.left + gw * (i + 0.5), y: f.bottom + 16 }, label);
+      node(svg, g, "text", { x: f.left + gw * (i + 0.5), y: f.bottom + 5 + f.text }, label);
       o.series.forEach(function (s, j) {
         var v = s.values[i], bx = f.left + gw * i + gw * 0.1 + bw * j;
         if (v === null) {
@@ -209,7 +238,7 @@
       });
     });
     node(svg, svg, "line", { x1: f.left, y1: y(0), x2: f.right, y2: y(0), stroke: "currentColor" });
-    legend(svg, f, o.series.map(function (s) { return { label: s.label, color: s.color }; }));
+    legend(svg, f, items);
   }
 
   /* ---- the three explorers ------------------------------------------------------------ */
