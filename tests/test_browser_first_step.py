@@ -1,14 +1,17 @@
 """The first-step explorer (lnworked.stress.first_step_explorer) in a real browser, without a kernel.
 
-Its static HTML (what the book build emits, ``LNWORKED_STATIC_BUILD=1``) is written into a page of
-its own, served on 127.0.0.1 and driven in Debian's headless Chromium (tests/browser_support.py):
-choosing a rate and a depth and moving the position slider, as a reader does, redraws the curves and
-shows the library's readouts;
-at a phone's 390 px the page does not scroll sideways. It needs no built book.
+Its static HTML (what the book build emits, ``LNWORKED_STATIC_BUILD=1``), followed by every other
+explorer of the book, is written into a page of its own, served on 127.0.0.1 and driven in Debian's
+headless Chromium (tests/browser_support.py): choosing a rate, a depth and a seed (or the mean of the
+seeds, the default) and moving the position slider, as a reader does, redraws the curves and shows
+the library's readouts, the mean's recomputed by hand from the stored rows; at a phone's 390 px the
+page does not scroll sideways; every explorer's chart text is at least 12 px at 1280 px and 11 px at
+390 px, inside its canvas, and no two labels overlap. It needs no built book.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -32,13 +35,18 @@ def page(tmp_path_factory):
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true and the browser is missing. {problem}")
         pytest.skip(problem)
+    from lnworked import explore
+    from lnworked.stress.deepnorm_explorer import deepnorm_explorer
+    from lnworked.stress.explorer import sweep_explorer
     from lnworked.stress.first_step_explorer import first_step_explorer
 
     folder = tmp_path_factory.mktemp("first-step-page")
     previous = os.environ.get("LNWORKED_STATIC_BUILD")
     os.environ["LNWORKED_STATIC_BUILD"] = "1"
-    try:
-        body = first_step_explorer().data
+    try:  # the first-step explorer first, then every other explorer of the book (for the text sizes)
+        body = "".join(f().data for f in (first_step_explorer, explore.layer_norm_explorer, explore.depth_explorer,
+                                          explore.residual_explorer, explore.random_stack_explorer, sweep_explorer,
+                                          deepnorm_explorer))
     finally:
         if previous is None:
             del os.environ["LNWORKED_STATIC_BUILD"]
@@ -73,8 +81,38 @@ def _expected(controls: dict) -> dict:
 
     rows = committed_first_step()[0]
     rate = {format(r["learning_rate"], "g"): r["learning_rate"] for r in rows}[controls["rate"]]  # the option's key
+    seed = controls["seed"] if controls["seed"] == "mean" else int(controls["seed"])
     return first_step_readouts(first_step_curves(rows), safe_rates(rows), int(controls["depth"]),
-                               int(controls["seed"]), rate, float(controls["t"]))
+                               seed, rate, float(controls["t"]))
+
+
+def _mean_by_hand(controls: dict) -> dict:
+    """The mean option's delivered shares and safe rates from the stored rows by hand: the mean over the
+    seeds of each seed's ``(f(t eta) - f(0)) / (t eta <g, u>)``, the geometric mean of the seeds' safe rates."""
+    from lnworked.stress.committed import committed_first_step
+    from lnworked.stress.first_step import safe_rates
+
+    rows = committed_first_step()[0]
+    rate = {format(r["learning_rate"], "g"): r["learning_rate"] for r in rows}[controls["rate"]]
+    layers, t = int(controls["depth"]), float(controls["t"])
+    seeds = sorted({r["seed"] for r in rows})
+    safe, out = safe_rates(rows), {}
+    for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
+        at = [r for r in rows if (r["placement"], r["layers"], r["learning_rate"]) == (placement, layers, rate)
+              and abs(r["t"] - t) < 1e-9]
+        assert sorted(r["seed"] for r in at) == seeds
+        shares = [(r["loss_after"] - r["loss"]) / (t * rate * r["slope"]) for r in at]
+        out[f"{short}-delivered"] = f"{100 * sum(shares) / len(shares):.1f} %"
+        out[f"{short}-safe"] = math.exp(sum(math.log(safe[(placement, layers, s)]) for s in seeds) / len(seeds))
+    return out
+
+
+def _assert_mean_by_hand(readouts: dict, controls: dict):
+    for key, expected in _mean_by_hand(controls).items():
+        if key.endswith("-safe"):
+            assert float(readouts[key]) == pytest.approx(expected, rel=5e-3), (key, controls)
+        else:
+            assert readouts[key] == expected, (key, controls)
 
 
 def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
@@ -94,14 +132,18 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     assert set(state["paths"]) == {"pre", "post", "pre-tangent", "post-tangent"}
     assert all(d.count("L") >= 20 for d in state["paths"].values())  # 21 points each
     assert state["readouts"] == _expected(state["controls"])
+    assert state["controls"]["seed"] == "mean"  # by default the averages the chapter's text quotes
+    _assert_mean_by_hand(state["readouts"], state["controls"])
     for name, value in (("rate", format(rates[0], "g")), ("depth", "48"), ("rate", format(rates[-1], "g")),
-                        ("seed", "8"), ("depth", "1")):
+                        ("seed", "8"), ("depth", "1"), ("seed", "mean"), ("depth", "6")):
         Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
         new = _state(driver, root)
         assert new["controls"][name] == value
         assert new["paths"]["post"] != state["paths"]["post"], f"choosing {name}={value} did not redraw Post-LN"
         assert new["readouts"] == _expected(new["controls"]), f"after {name}={value}"
         assert new["readouts"] != state["readouts"], f"choosing {name}={value} left the readouts as they were"
+        if new["controls"]["seed"] == "mean" and new["controls"]["depth"] != "1":  # 1 block: every safe rate above
+            _assert_mean_by_hand(new["readouts"], new["controls"])
         state = new
     slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="t"]')
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
@@ -109,6 +151,7 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     new = _state(driver, root)
     assert new["controls"]["t"] == "0.95" and new["marker"] != state["marker"], "the position slider did not move"
     assert new["readouts"] == _expected(new["controls"]) and new["readouts"] != state["readouts"]
+    _assert_mean_by_hand(new["readouts"], new["controls"])
     root.screenshot(str(OUT / "explorer-first-step.png"))
     errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
@@ -135,3 +178,49 @@ def test_at_phone_width_nothing_scrolls_sideways(page):
         driver.save_screenshot(str(OUT / "explorer-first-step--phone.png"))
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+#: Per explorer: the smallest rendered font size of its chart's text (computed font-size times the
+#: canvas's scale on screen), the smallest bounding-box height (across the line for the rotated y
+#: label), the texts that stick out of the canvas and the pairs of texts whose boxes overlap.
+TEXT_JS = """
+const out = {};
+document.querySelectorAll('div.lnw-explorer').forEach(root => {
+  const svg = root.querySelector('svg.lnw-plot'), sb = svg.getBoundingClientRect(), scale = svg.getScreenCTM().a;
+  const boxes = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => ({
+    text: t.textContent, r: t.getBoundingClientRect(), font: parseFloat(getComputedStyle(t).fontSize) * scale,
+    rotated: (t.getAttribute('transform') || '').includes('rotate')}));
+  const overlaps = [];
+  boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+    if (Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left) > 1
+        && Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top) > 1) { overlaps.push([a.text, b.text]); }
+  }));
+  out[root.dataset.explorer] = {
+    texts: boxes.length, box: svg.getAttribute('viewBox'),
+    font: Math.min(...boxes.map(b => b.font)),
+    height: Math.min(...boxes.map(b => b.rotated ? b.r.width : b.r.height)),
+    outside: boxes.filter(b => b.r.left < sb.left - 0.5 || b.r.right > sb.right + 0.5
+                          || b.r.top < sb.top - 0.5 || b.r.bottom > sb.bottom + 0.5).map(b => b.text),
+    overlaps: overlaps};
+});
+return out;"""
+
+
+@pytest.mark.parametrize("width, height, smallest, canvas", [(1280, 900, 12, "0 0 520 280"), (390, 844, 11, "0 0 340 400")])
+def test_chart_text_is_legible_inside_its_canvas_and_unoverlapped(page, width, height, smallest, canvas):
+    """Every explorer's axis labels, ticks and legend: at least 12 px at 1280 px, 11 px on a phone's canvas."""
+    driver, url = page
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 480})
+    try:
+        driver.get(url)
+        found = driver.execute_script(TEXT_JS)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm"}
+    for kind, m in found.items():
+        assert m["box"] == canvas, (kind, m["box"])
+        assert m["texts"] >= 6, (kind, m)
+        assert m["font"] >= smallest and m["height"] >= smallest, f"{kind} at {width} px: text {m['font']:.1f} px"
+        assert not m["outside"], f"{kind} at {width} px: {m['outside']} run past the canvas"
+        assert not m["overlaps"], f"{kind} at {width} px: overlapping labels {m['overlaps']}"
