@@ -149,3 +149,34 @@ def test_legend_sits_below_every_axes(make):
     fig.draw(renderer)
     legend_top = fig.legends[0].get_window_extent(renderer).y1
     assert legend_top <= min(ax.get_tightbbox(renderer).y0 for ax in fig.axes) + 1
+
+
+def _stream_rows():
+    """Three runs over 3 blocks at two steps: Pre-LN's stream grows (1, 2, 3 at step 60), both Post-LN
+    runs' stay at 1 +- 0.004, noise a narrow y-range would magnify into structure."""
+    rows = []
+    for run, pre_norm, warmup in (("pre", True, 0), ("post", False, 0), ("warm", False, 120)):
+        for step in (0, 60):
+            for layer in (1, 2, 3):
+                value = (1 + (layer - 1) * step / 60) if pre_norm else 1 + 0.004 * (-1) ** layer
+                rows.append(dict(run=run, pre_norm=pre_norm, warmup=warmup, step=step, layer=layer,
+                                 stream_rms=value))
+    return rows
+
+
+def test_trained_profiles_share_one_y_axis_from_zero_and_one_y_label():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lnworked.stress.profiles import profiles_figure
+
+    fig = profiles_figure(_stream_rows(), "stream_rms", log=False)
+    pre, post, warm = fig.axes
+    np.testing.assert_allclose(_line(pre, "step 60").get_ydata(), [1, 2, 3])
+    assert pre.get_ylim() == post.get_ylim() == warm.get_ylim()
+    assert pre.get_ylim()[0] == 0 and pre.get_ylim()[1] >= 3
+    # one label for the three panels, so no panel's label runs into the next one's
+    assert not any(ax.get_ylabel() for ax in fig.axes) and fig.get_supylabel()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
+    assert all(upper.y0 >= lower.y1 - 1 for upper, lower in zip(boxes, boxes[1:]))

@@ -256,12 +256,13 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
     triangle at that rate instead (its line stops there)."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH
     from lnworked.style import PALETTE, new_figure
 
     config = StressConfig() if config is None else config
     safe = safe_rates(rows, threshold)
     top = max(r["learning_rate"] for r in rows)
-    fig, ax = new_figure(5.0, 4.4)
+    fig, ax = new_figure(WIDTH, 4.8)
     all_depths = sorted({k[1] for k in safe})
     for placement, style in (("Pre-LN", "-"), ("Post-LN", "--")):
         color = PALETTE["pre" if placement == "Pre-LN" else "post"]
@@ -280,14 +281,16 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
     for rate, text in ((config.learning_rate, "the article's rate"), (warm, "warmup's first rate")):
         ax.axhline(rate, color=PALETTE["text"], linestyle=":", linewidth=1.2)
         ax.text(0.98, rate, f"{text}, {rate:.3g}", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
-                fontsize=11, color=PALETTE["text"])
+                fontsize=FONT_390["tick"] - 1, color=PALETTE["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(FixedLocator(all_depths))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([str(d) for d in all_depths])
     ax.set_ylim(warm / 2, top * 2)
-    ax.set_xlabel("depth (blocks, log scale)")
-    ax.set_ylabel(f"safe rate (share ≥ {threshold:g}), log scale")
-    ax.legend(frameon=False, loc="lower left")
+    ax.set_xlabel("depth (blocks, log scale)", fontsize=FONT_390["label"])
+    ax.set_ylabel("safe rate (log scale)", fontsize=FONT_390["label"])
+    ax.tick_params(which="both", labelsize=FONT_390["tick"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2,
+               fontsize=FONT_390["legend"], frameon=False)
     return fig

@@ -178,31 +178,43 @@ LABELS = {"stream_rms": "RMS of the stream entering the block", "attn_write_rati
 
 def profiles_figure(rows, quantity: str, log: bool = True):
     """One panel per run (stacked): ``quantity`` against the block, one line per snapshot step
-    (darker = later)."""
-    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    (darker = later). The panels share one y-axis (from 0 on a linear scale), so a run whose
+    values barely move shows a flat line, not magnified noise; one y-label for all of them, the
+    x-label under the last panel, text at the why-warmup chapter's phone sizes."""
+    from matplotlib.ticker import MaxNLocator
+
     from lnworked.stress.report import display_name
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH
     from lnworked.style import PALETTE, new_figure
 
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity: must be one of {QUANTITIES}, got {quantity!r}")
     runs = list(dict.fromkeys(r["run"] for r in rows))
     steps = sorted({r["step"] for r in rows})
-    fig, axes = new_figure(WIDTH, 3.2 * len(runs), nrows=len(runs))
+    fig, axes = new_figure(WIDTH, 2.9 * len(runs) + 1.0, nrows=len(runs))
     axes = np.atleast_1d(axes)
     for ax, run in zip(axes, runs):
+        if ax is not axes[0]:
+            ax.sharey(axes[0])
         mine = [r for r in rows if r["run"] == run]
         color = PALETTE["pre"] if mine[0]["pre_norm"] else PALETTE["post"]
         for k, step in enumerate(steps):
             at = sorted((r for r in mine if r["step"] == step), key=lambda r: r["layer"])
             if at:
                 ax.plot([r["layer"] for r in at], [r[quantity] for r in at], color=color,
-                        alpha=0.3 + 0.7 * k / max(1, len(steps) - 1), linewidth=2, marker="o", markersize=3,
+                        alpha=0.3 + 0.7 * k / max(1, len(steps) - 1), linewidth=2, marker="o", markersize=4,
                         label=f"step {step}")
-        if log:
-            ax.set_yscale("log")
-        _style(ax, display_name(run), "block (1 = next to the input)", LABELS[quantity])
+        ax.set_title(display_name(run), fontsize=FONT_390["title"])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(which="both", labelsize=FONT_390["tick"])
+    if log:
+        axes[0].set_yscale("log")
+    else:
+        axes[0].set_ylim(bottom=0)
+    axes[-1].set_xlabel("block (1 = next to the input)", fontsize=FONT_390["label"])
+    fig.supylabel(LABELS[quantity], fontsize=FONT_390["label"])
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=PHONE_FONT["legend"], frameon=False, ncol=len(steps),
+    fig.legend(handles, labels, fontsize=FONT_390["legend"], frameon=False, ncols=2,
                loc="outside lower center")
     return fig
 
