@@ -191,7 +191,7 @@ def profiles_figure(rows, quantity: str, log: bool = True):
         raise ValueError(f"quantity: must be one of {QUANTITIES}, got {quantity!r}")
     runs = list(dict.fromkeys(r["run"] for r in rows))
     steps = sorted({r["step"] for r in rows})
-    fig, axes = new_figure(WIDTH, 2.9 * len(runs) + 1.0, nrows=len(runs))
+    fig, axes = new_figure(WIDTH, 2.6 * len(runs) + 1.1, nrows=len(runs))
     axes = np.atleast_1d(axes)
     for ax, run in zip(axes, runs):
         if ax is not axes[0]:
