@@ -340,6 +340,11 @@ def test_format_family_table():
         assert line[1] == ("yes" if row["identity_path"] else "no")
         assert float(line[4]) == pytest.approx(row["relative_input_grad_norm"], rel=5e-3)
         assert line[5] == f"`{row['formula']}`"  # code, so underscores are not emphasis
+    # without the formula: the same first five columns, and no sixth
+    narrow = format_family_table(rows, fmt="markdown", formula=False).rstrip("\n").split("\n")
+    assert [line[:5] for line in cells] == [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in narrow]
+    assert "block" not in format_family_table(rows, formula=False) and "block" in html
     with pytest.raises(ValueError, match="fmt"):
         format_family_table(rows, fmt="latex")
     with pytest.raises(ValueError, match="^digits:"):

@@ -93,24 +93,27 @@ def _cell(value, digits: int) -> str:
     return str(value)
 
 
-def format_family_table(rows, fmt: str = "html", digits: int = 3) -> str:
+def format_family_table(rows, fmt: str = "html", digits: int = 3, formula: bool = True) -> str:
     """Rows of :func:`family_table` as an HTML (``fmt="html"``) or Markdown table.
 
     Columns: variant, identity path, stream RMS (of ``x_L``), the head's RMS (of ``y_L``),
-    the input gradient over ``||w||``, block formula.
+    the input gradient over ``||w||``, block formula (left out with ``formula=False``, for a
+    narrower table).
     """
     if fmt not in ("html", "markdown"):
         raise ValueError(f"fmt: must be 'html' or 'markdown', got {fmt!r}")
     digits = check_int(digits, "digits", minimum=1)
+    columns = _COLUMNS if formula else _COLUMNS[:-1]
     if fmt == "markdown":
-        cells = [[_cell(row[key], digits).replace("|", "\\|") for key, _ in _COLUMNS] for row in rows]
-        for row in cells:
-            row[-1] = f"`{row[-1]}`"  # the formula, as code: its underscores are not emphasis
-        return tabulate(cells, headers=[title for _, title in _COLUMNS], tablefmt="github",
+        cells = [[_cell(row[key], digits).replace("|", "\\|") for key, _ in columns] for row in rows]
+        if formula:
+            for row in cells:
+                row[-1] = f"`{row[-1]}`"  # the formula, as code: its underscores are not emphasis
+        return tabulate(cells, headers=[title for _, title in columns], tablefmt="github",
                         disable_numparse=True) + "\n"
-    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(row[key], digits))}</td>" for key, _ in _COLUMNS) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(_cell(row[key], digits))}</td>" for key, _ in columns) + "</tr>"
         for row in rows
     )
     return f'<table class="lnworked-family-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
