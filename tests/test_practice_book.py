@@ -14,6 +14,7 @@ import yaml
 from nbclient import NotebookClient
 
 from lnworked.practice import FAMILIES, variant
+from lnworked.practice.markup import breakable_equations
 from lnworked.practice.widget import answer_checker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,8 +130,8 @@ def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monke
     seed = int(re.search(r"BOOK_SEED = (\d+)", seed_cell).group(1))
     for name in FAMILIES:
         problem = variant(seed, "book", name)
-        assert glued[f"{name}-statement"] == problem.statement
-        assert glued[f"{name}-solution"].startswith(problem.solution)
+        assert glued[f"{name}-statement"] == breakable_equations(problem.statement)
+        assert glued[f"{name}-solution"].startswith(breakable_equations(problem.solution))
         assert problem.answer.text in glued[f"{name}-solution"]
     assert any("a checker appears here" in text for text in printed)
     assert not any("widget-view" in str(c.get("outputs")) for c in nb.cells)

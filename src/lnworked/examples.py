@@ -442,7 +442,7 @@ def seed002_zero_homogeneity() -> Example:
          Q("rms", "largest change of RMSNorm under scaling, ε = 0", worst["rms"],
            r"\max_c |\mathrm{RMS}(cx) - \mathrm{RMS}(x)|", "The RMS scales by c too."),
          Q("eps_gap", "change of LayerNorm at c = 0.01 with ε = 1e-5", with_eps,
-           r"|\mathrm{LN}(0.01\,x) - \mathrm{LN}(x)|,\ \varepsilon = 10^{-5}",
+           r"|\mathrm{LN}(0.01\,x) - \mathrm{LN}(x)|",
            "ε does not scale with c, so invariance is only approximate for small inputs.")],
         ["layer", "rms"], claim="N(cx) = N(x) for c > 0", holds=max(worst.values()) < 1e-12,
         note="Exact for ε = 0; with ε > 0 it is approximate, as the source text says, and the gap grows as cx shrinks toward √ε.",

@@ -15,7 +15,7 @@ import functools
 import html
 import re
 
-__all__ = ["markdown_to_html", "split_maths", "tex_to_mathml"]
+__all__ = ["breakable_equations", "markdown_to_html", "split_maths", "tex_to_mathml"]
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
 
@@ -34,6 +34,54 @@ def split_maths(text: str) -> list[tuple[str, str]]:
     if pos < len(text):
         parts.append(("text", text[pos:]))
     return parts
+
+
+_TOKEN = re.compile(r"\\left\b|\\right\b|,\\ |\\.|[{}=]")
+
+
+def _pieces(tex: str) -> list[str]:
+    """``"a = (1,\\ 2)"`` as ``["a", "= (1,", "2)"]``: cut before each ``=`` and after each
+    ``,\\ `` (between a vector's entries) outside braces and outside ``\\left ... \\right``;
+    a formula with an environment is not cut."""
+    if "\\begin" in tex:
+        return [tex]
+    pieces, depth, start = [], 0, 0
+    for token in _TOKEN.finditer(tex):
+        kind = token.group()
+        if kind in ("{", "\\left"):
+            depth += 1
+        elif kind in ("}", "\\right"):
+            depth -= 1
+        elif kind == "=" and depth == 0:
+            pieces.append(tex[start:token.start()])
+            start = token.start()
+        elif kind == ",\\ " and depth == 0:
+            pieces.append(tex[start:token.start() + 1])
+            start = token.end()
+    pieces.append(tex[start:])
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def breakable_equations(text: str, longer_than: int = 20) -> str:
+    """Markdown whose long inline equations ``$a = b = (1,\\ 2)$`` are written
+    ``$a$ $= b$ $= (1,$ $2)$``.
+
+    An inline formula cannot wrap, so on a phone a long chain of equalities ending in a vector
+    runs past the screen's edge; cut into one formula before each ``=`` and after each
+    vector entry, the line can wrap there. Formulas of at most ``longer_than`` characters of
+    TeX, display maths and text are left as they are: the maths reads the same, only
+    breakable."""
+    out = []
+    for kind, part in split_maths(text):
+        if kind == "text":
+            out.append(part)
+        elif kind == "display":
+            out.append(f"$${part}$$")
+        elif len(part) <= longer_than:
+            out.append(f"${part}$")
+        else:
+            out.append(" ".join(f"${piece}$" for piece in _pieces(part)))
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=8192)
