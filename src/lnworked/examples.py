@@ -312,7 +312,7 @@ def seed000_pre_ln_gradient() -> Example:
          Q("J_N_ones", "J_N applied to (1, 1)", j_ln @ np.ones(2), r"J_N\,(1, 1)^\top",
            "The upstream g points along (1, 1), the mean direction that LayerNorm removes."),
          Q("branch", "gradient through the sublayer branch", branch, r"(J_F J_N)^\top g",
-           "J_N is symmetric and kills (1, 1), so the branch passes nothing back."),
+           "With γ = 1, J_N is symmetric and kills (1, 1), so the branch passes nothing back."),
          Q("total", "gradient at layer 2's input", total, r"(I + J_F J_N)^\top g",
            "The residual path adds g itself: the +1 term.", stated=("0.55", "0.55"))],
         ["total"],
@@ -322,7 +322,7 @@ def seed000_pre_ln_gradient() -> Example:
               f"{_short(j_ln @ np.ones(2))}: the branch term (J_F J_N)ᵀ g is {_short(branch)}, not (0.05, 0.05), "
               f"and the total is g = {_short(total)}.",
         note="The source text assumes J_N ≈ I and gets 0.55. The true LayerNorm Jacobian removes the "
-             "mean direction, J_N (1, 1)ᵀ = 0 for every x and ε, and it is symmetric, so the "
+             "mean direction, J_N (1, 1)ᵀ = 0 for every x and ε, and with γ = 1 it is symmetric, so the "
              "upstream gradient (0.5, 0.5) gives the sublayer branch nothing: exactly (0.5, 0.5) "
              "arrives, all of it through the +1 residual path. (For d = 2, J_N is ≈ 0 outright: "
              "LN maps every non-constant 2-vector to ±(1, −1).)",
