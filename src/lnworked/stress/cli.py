@@ -110,22 +110,24 @@ def register(subparsers) -> None:
                           description="Branch shares at initialisation, the first update and the training loss of "
                                       "Pre-LN, Post-LN, Post-LN with DeepNorm's alpha and/or kappa (no warmup) and "
                                       "Post-LN with warmup, at the article's settings.")
-    deep.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
-    deep.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
-    deep.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
-    deep.add_argument("--out", default="deepnorm-output", help="output folder (default: deepnorm-output)")
-    deep.set_defaults(func=run_deepnorm)
+    _stored_run_arguments(deep, "deepnorm", run_deepnorm)
     first = sub.add_parser("first-step", help="the loss along AdamW's first step over a grid of rates and depths",
                            description="The loss L(theta_0 + t Delta theta) along the first AdamW update and the RMS "
                                        "change of the logits, for Pre-LN and Post-LN, depths 1-48, warmup's first "
                                        "rate and the target rate times 2^k (k = -6..2), t = 0, 0.05, ..., 1, at the "
                                        "article's settings, on the first batch.")
-    first.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
-    first.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
-    first.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
-    first.add_argument("--out", default="first-step-output", help="output folder (default: first-step-output)")
-    first.set_defaults(func=run_first_step)
+    _stored_run_arguments(first, "first-step", run_first_step)
 
+
+
+def _stored_run_arguments(parser, name: str, func) -> None:
+    """The options of a command run by :func:`_run_stored`: seeds, device, cache and ``--out``
+    (default ``<name>-output``)."""
+    parser.add_argument("--seeds", type=int, nargs="+", default=[7, 8, 9], help="seeds")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="cpu", help="cpu (default), gpu or auto")
+    parser.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    parser.add_argument("--out", default=f"{name}-output", help=f"output folder (default: {name}-output)")
+    parser.set_defaults(func=func)
 
 def _progress(name: str, step: int, steps: int, loss: float) -> None:
     print(f"  {name:<30} step {step:>5}/{steps}  loss {loss:.4f}", file=sys.stderr, flush=True)
