@@ -313,10 +313,10 @@ def test_explorer_mean_of_seeds_is_the_chapters_averages_by_hand(stored):
 
 
 def test_explorer_mean_of_seeds_above_the_grid_stays_above():
-    from lnworked.stress.first_step_explorer import _geometric_mean
+    from lnworked.stress.first_step import geometric_mean_rate
 
-    assert _geometric_mean([1e-3, math.inf]) == math.inf and _geometric_mean([0.0, 1e-3]) == 0.0
-    assert _geometric_mean([1e-3, 1e-1]) == pytest.approx(1e-2)
+    assert geometric_mean_rate([1e-3, math.inf]) == math.inf and geometric_mean_rate([0.0, 1e-3]) == 0.0
+    assert geometric_mean_rate([1e-3, 1e-1]) == pytest.approx(1e-2)
 
 
 @pytest.mark.parametrize("layers, seed, rate, t, name", [(5, 7, 2e-3, 1.0, "layers"), (5, "mean", 2e-3, 1.0, "layers"), (12, 10, 2e-3, 1.0, "layers"),

@@ -46,7 +46,7 @@ from lnworked.validation import check_positive
 
 __all__ = ["FIRST_STEP_DEPTHS", "FIRST_STEP_SEEDS", "POSITIONS", "PLACEMENTS", "step_rates", "first_step_rows",
            "write_first_step_csv", "read_first_step_csv", "first_step_curves", "delivered_share", "full_step_shares",
-           "safe_rate", "safe_rates", "safe_rate_figure"]
+           "safe_rate", "safe_rates", "geometric_mean_rate", "safe_rate_figure"]
 
 #: The depths measured (blocks).
 FIRST_STEP_DEPTHS = (1, 2, 3, 6, 12, 24, 48)
@@ -247,6 +247,16 @@ def safe_rates(rows, threshold: float = 0.5) -> dict:
     return out
 
 
+def geometric_mean_rate(rates) -> float:
+    """``exp(mean log s)`` of safe rates (over seeds, say); ``inf`` if any rate lies above the
+    grid, ``0`` if any lies below it (:func:`safe_rate`'s two bounds)."""
+    rates = np.asarray(rates, float)
+    if np.any(np.isinf(rates)):
+        return math.inf
+    if np.any(rates == 0):
+        return 0.0
+    return float(np.exp(np.mean(np.log(rates))))
+
 
 def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None = None):
     """The safe rate (:func:`safe_rates`) against depth, both placements (Pre-LN violet and solid, Post-LN
@@ -271,7 +281,7 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
         inside = [d for d, v in by_depth.items() if np.isfinite(v).all() and (v > 0).all()]
         above = [d for d, v in by_depth.items() if np.isinf(v).any()]
         values = [by_depth[d] for d in inside]
-        ax.plot(inside, [math.exp(np.log(v).mean()) for v in values], style, color=color, marker="o", markersize=4,
+        ax.plot(inside, [geometric_mean_rate(v) for v in values], style, color=color, marker="o", markersize=4,
                 linewidth=2.2, label=placement, gid=placement)
         ax.fill_between(inside, [v.min() for v in values], [v.max() for v in values], color=color, alpha=0.15)
         if above:

@@ -79,16 +79,6 @@ def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
     return [seed]
 
 
-def _geometric_mean(rates) -> float:
-    """``exp(mean log s)``; ``inf`` if any rate lies above the grid, ``0`` if any lies below it."""
-    rates = np.asarray(rates, float)
-    if np.any(np.isinf(rates)):
-        return math.inf
-    if np.any(rates == 0):
-        return 0.0
-    return float(np.exp(np.mean(np.log(rates))))
-
-
 def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
     ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
@@ -98,7 +88,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
     stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
     share and the relative change are the means over the stored seeds of each seed's value (the
     chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean."""
-    from lnworked.stress.first_step import delivered_share
+    from lnworked.stress.first_step import delivered_share, geometric_mean_rate
 
     out = {}
     for placement, short in _SHORT.items():
@@ -118,7 +108,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
         out[f"{short}-delivered"] = f"{100 * float(np.mean(shares)):.1f} %"
         out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
-        out[f"{short}-safe"] = _safe_text(_geometric_mean([safe[(placement, layers, s)] for s in seeds]), c["rates"])
+        out[f"{short}-safe"] = _safe_text(geometric_mean_rate([safe[(placement, layers, s)] for s in seeds]), c["rates"])
     return out
 
 
