@@ -111,6 +111,28 @@ def test_every_text_is_large_enough_for_a_phone(make):
     assert min(t.get_fontsize() for t in texts) >= smallest >= 14
 
 
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL),
+])
+def test_no_title_covers_a_tick_or_axis_label(make):
+    """A title wider than its axes overhangs the top y tick label (chapter 6's "1.0" was covered)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = make()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    labels = [t for ax in fig.axes for t in (ax.get_xticklabels() + ax.get_yticklabels()
+                                             + [ax.xaxis.label, ax.yaxis.label]) if t.get_text() and t.get_visible()]
+    for ax in fig.axes:
+        box = ax.title.get_window_extent(renderer)
+        hit = [t.get_text() for t in labels if _overlaps(box, t.get_window_extent(renderer))]
+        assert not hit, f"title {ax.title.get_text()!r} covers {hit}"
+
+
 def test_argument_figure_labels_at_least_three_gradient_ticks_on_a_narrow_range():
     # a band narrower than a decade (0.044 to 0.15, as on the page), where a log axis labels 0.05 and 0.1 only
     profile_rows = [dict(pre_norm=pre_norm, warmup=0, step=0, layer=layer, block_gradient_norm=value)

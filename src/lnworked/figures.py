@@ -162,6 +162,10 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
 # --- Jacobians -----------------------------------------------------------------------
 
 
+#: Font sizes (points) of :func:`block_jacobian_singular_values`, larger than :data:`FONT` for a phone.
+_JACOBIAN_FONT = {"title": 16, "label": 15, "tick": 14, "legend": 14, "annotation": 14}
+
+
 def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 0) -> Figure:
     """Histogram of block-Jacobian singular values (top) and Post-LN's 1/σ scaling (bottom).
 
@@ -173,27 +177,35 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     scales like 1/σ of the sum it normalises (bottom panel).
     """
     pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)
-    fig, (hist, scaling) = new_figure(PHONE_WIDTH, 8.4, nrows=2)
+    # narrower than PHONE_WIDTH and with larger text: a phone's 350 px column shows it at 0.7 of its
+    # size, so every text (14 pt and up) stays about 15 px tall
+    size = _JACOBIAN_FONT
+    fig, (hist, scaling) = new_figure(4.6, 9.6, nrows=2)
     bins = np.linspace(0.0, max(pre.max(), post.max()) * 1.02, 50)
     hist.hist(pre.ravel(), bins=bins, color=PALETTE["pre"], alpha=0.75, label="Pre-LN", gid="hist-pre")
     hist.hist(post.ravel(), bins=bins, color=PALETTE["post"], alpha=0.75, label="Post-LN", gid="hist-post")
     zeros = int(np.sum(post < 1e-4 * post[:, :1]))
-    hist.annotate(f"Post-LN: {format_value(zeros / samples)} near-zero\nsingular values\nper input (one 0,\none of order $\\varepsilon$)",
-                  (0, zeros), xytext=(0.52, 0.3), textcoords="axes fraction", fontsize=FONT["annotation"],
+    hist.annotate(f"Post-LN: {format_value(zeros / samples)} near-zero\nsingular values per\ninput (one 0, one\nof order $\\varepsilon$)",
+                  (0, zeros), xytext=(0.5, 0.3), textcoords="axes fraction", fontsize=size["annotation"],
                   color=PALETTE["post"], arrowprops={"arrowstyle": "->", "color": PALETTE["post"]},
                   bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
-    _labels(hist, "singular value", "count")
-    _title(hist, f"Block Jacobian singular values\n($d = {d}$, {samples} inputs)")
-    _legend(hist, loc="upper right")
+    hist.set_title(f"Block Jacobian singular values\n($d = {d}$, {samples} inputs)", fontsize=size["title"],
+                   color=PALETTE["text"])
+    hist.set_xlabel("singular value", fontsize=size["label"])
+    hist.set_ylabel("count", fontsize=size["label"])
+    hist.legend(fontsize=size["legend"], frameon=False, loc="upper right")
     scaling.loglog(1 / sigma, post[:, 0], "o", color=PALETTE["post"], markersize=4, gid="post-largest",
                    label="Post-LN, largest")
     for axis, values in ((scaling.xaxis, 1 / sigma), (scaling.yaxis, post[:, 0])):  # plain tick labels
         axis.set_major_locator(FixedLocator(np.round(np.linspace(values.min(), values.max(), 4), 1)))
         axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         axis.set_minor_formatter(NullFormatter())
-    _labels(scaling, "$1/\\sigma$ of the sum $x + F(x)$", "largest singular value")
-    _title(scaling, "Post-LN: the largest tracks $1/\\sigma$ of the sum")
-    _legend(scaling, loc="upper left")
+    scaling.set_xlabel("$1/\\sigma$ of the sum $x + F(x)$", fontsize=size["label"])
+    scaling.set_ylabel("largest singular value", fontsize=size["label"])
+    scaling.set_title("Post-LN: the largest\ntracks $1/\\sigma$ of the sum", fontsize=size["title"], color=PALETTE["text"])
+    scaling.legend(fontsize=size["legend"], frameon=False, loc="upper left")
+    for ax in (hist, scaling):
+        ax.tick_params(which="both", labelsize=size["tick"])
     return fig
 
 

@@ -126,16 +126,16 @@ def seed_figure(results_by_seed: dict, vocab_size: int | None = None):
 
     ``vocab_size`` draws a labelled dotted line (gid ``uniform``) at ``ln(vocab_size)``, the
     loss of a uniform guess over the vocabulary."""
-    fig, ax = new_figure(WIDTH, 5.2)
+    fig, ax = new_figure(PHONE_NARROW, 6.4)  # narrow, so a phone keeps its legend large
     colors = plt.get_cmap("tab10").colors
     for k, (seed, run) in enumerate(results_by_seed.items()):
         ax.plot(run.steps, run.loss, color=colors[k % len(colors)], linewidth=1.5, label=f"seed {seed}")
     if vocab_size is not None:
         uniform = float(np.log(vocab_size))
         ax.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=2, gid="uniform",
-                   label=f"uniform guess: ln {vocab_size} = {uniform:.2f}")
+                   label=f"uniform guess:\nln {vocab_size} = {uniform:.2f}")
     name = display_name(next(iter(results_by_seed.values())).spec.name)
     _style(ax, f"{name}: {len(results_by_seed)} seeds", "training step", "cross-entropy loss")
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, ncol=3, loc="upper center",
-              bbox_to_anchor=(0.5, -0.2))
+    ax.legend(fontsize=PHONE_FONT["legend"] + 2, frameon=False, ncol=2, loc="upper center",
+              bbox_to_anchor=(0.5, -0.16), columnspacing=1.0, handlelength=1.6)
     return fig

@@ -196,8 +196,9 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     update.set_xscale("log", base=2)
     update.set_yscale("log")
     update.set_xticks(d, [str(v) for v in d])
-    _style(forward, "1. Forward: each sublayer's share", "block ℓ", "branch share ρ")
-    _style(backward, "2. Backward: each block's gradient", "block ℓ", "gradient norm")
-    _style(update, "3. Update: how far the logits move", "blocks L in the model", "relative Δ logits")
+    # titles no wider than the axes: a wider one overhangs the top y tick label ("1.0") and covers it
+    _style(forward, "1. Forward: branch share", "block ℓ", "branch share ρ")
+    _style(backward, "2. Backward: gradient", "block ℓ", "gradient norm")
+    _style(update, "3. Update: logit change", "blocks L in the model", "relative Δ logits")
     _legend_below(fig, forward, ncols=2)
     return fig
