@@ -157,7 +157,8 @@ def notation_clashes(text: str) -> dict[tuple, list[int]]:
 
 
 def teaching_pages() -> list[Path]:
-    return sorted(p for p in CHAPTERS.glob("0[1-6]_*") if p.suffix in (".ipynb", ".md"))
+    pages = [*CHAPTERS.glob("0[1-6]_*"), *CHAPTERS.glob("*_appendix_*")]  # the chapters and the appendix
+    return sorted(p for p in pages if p.suffix in (".ipynb", ".md"))
 
 
 # --- the scanner itself --------------------------------------------------------------------

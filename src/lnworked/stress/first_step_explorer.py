@@ -215,16 +215,11 @@ def first_step_explorer_spec(folder=None):
     return Explorer(
         kind="first-step",
         caption=("The loss along AdamW's first step from the initial weights, L(θ₀ + tΔθ) − L(θ₀), from the start "
-                 "(t = 0) to the full step (t = 1), at the chosen learning rate, depth and seed, on the first "
-                 f"batch (the seed option 'mean of seeds {_seed_list(seeds)}', the default, shows the averages the "
-                 "text quotes: curves and shares averaged over the seeds, the safe rate as their geometric mean): "
-                 "Pre-LN violet and solid, Post-LN magenta and dashed. Each dotted line is that placement's "
-                 "tangent, t⟨g, Δθ⟩: the change the gradient predicts. Where a curve leaves its tangent, the step "
-                 "has stopped doing what the gradient promised. The table gives, per placement, the share of the "
-                 "tangent's decrease that the step delivers up to the marked t, how much it moves the logits, and "
-                 "the safe rate: the largest rate at which the full first step still delivers half. At the smallest "
-                 "steps the loss moves by only a few rounding steps of the arithmetic, so shares there are good to "
-                 "a few percent. Everything was computed ahead of time."),
+                 "(t = 0) to the full step (t = 1), at the chosen depth, seed and learning rate, on the first "
+                 "batch: Pre-LN violet and solid, Post-LN magenta and dashed, each beside its dotted tangent "
+                 "t⟨g, Δθ⟩, the change the gradient predicts. The default seed option, 'mean of seeds "
+                 f"{_seed_list(seeds)}', shows the averages the text quotes. Where a curve leaves its tangent, the "
+                 "step has stopped doing what the gradient promised."),
         aria="Four lines over the position along the first step: the loss change of Pre-LN and of Post-LN, "
              "each with its dotted tangent",
         controls=(Choice("depth", "depth (blocks)", tuple((d, str(d)) for d in depths), 12 if 12 in depths else depths[0]),
