@@ -169,15 +169,16 @@
     } else {
       if (hi <= lo) { hi = lo + 1; }
       var st = niceStep(hi - lo, 5);
+      if (o.nice) { lo = Math.floor(lo / st) * st; hi = Math.ceil(hi / st) * st; }   /* ends on ticks */
       for (var t = Math.ceil(lo / st) * st; t <= hi + 1e-9 * st; t += st) {
         yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) });   /* 0, not -6e-17 */
       }
     }
-    var f = frame(svg, yTicks, legendRows(svg, items));
+    var f = frame(svg, yTicks, legendRows(svg, items), o.tickChars);
     var x0 = o.xs[0], x1 = o.xs[o.xs.length - 1];
     var x = function (v) { return f.left + (v - x0) / (x1 - x0) * (f.right - f.left); };
     var y = yScale(f, lo, hi, o.log);
-    var xTicks = o.xTicks.map(function (v) { return { v: v, label: String(v) }; });
+    var xTicks = o.xTicks.map(function (v) { return typeof v === "object" ? v : { v: v, label: String(v) }; });
     axes(svg, f, yTicks, y, xTicks, x, o.xLabel, o.yLabel);
     o.series.forEach(function (s) {
       var d = "", pen = "M";
@@ -335,6 +336,26 @@
     });
   };
 
+
+  /* Chapter 6: Post-LN's three links against its branch scale kappa (lnworked.stress.branch_scale_explorer),
+     one cell per (seed, rate): each link over the slider's positions, Pre-LN's values as dotted flat lines. */
+  RENDER["branch-scale"] = function (root, data) {
+    var key = data.controls.map(function (name) { return value(root, name); }).join("|");
+    var cell = data.cells[key], k = at(root, "kappa");
+    data.readouts.forEach(function (name, i) { readout(root, name, cell.readouts[k][i]); });
+    var lines = data.links.map(function (name) { return series(data, name, null, cell[name]); });
+    data.links.forEach(function (name, i) {
+      var flat = data.positions.map(function () { return cell["pre-" + name]; });
+      lines.push({ key: "pre-" + name, label: data.pre_label, color: data.series[name].color, values: flat,
+        dash: "2 3", width: "1.5", nolegend: true });
+    });
+    lines.push({ key: "pre-legend", label: data.pre_label, color: data.pre_color, dash: "2 3",
+      values: data.positions.map(function () { return null; }) });
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.positions, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks,
+      marker: data.positions[k], series: lines, xLabel: data.x_label, yLabel: data.y_label
+    });
+  };
 
   /* Chapter 3: a random stack of blocks, one cell per (placement, branch scale, depth), all seeds. */
   RENDER["random-stack"] = function (root, data) {

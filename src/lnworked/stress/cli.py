@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "provenance"]
+           "run_first_step", "run_branch_scale", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -117,6 +117,13 @@ def register(subparsers) -> None:
                                        "rate and the target rate times 2^k (k = -6..2), t = 0, 0.05, ..., 1, at the "
                                        "article's settings, on the first batch.")
     _stored_run_arguments(first, "first-step", run_first_step)
+    scale = sub.add_parser("branch-scale", help="Post-LN's first step as its branch scale kappa falls to "
+                                                "DeepNorm's (alpha = 1)",
+                           description="The mean branch share, the first AdamW step's relative logit change and "
+                                       "delivered share for Post-LN with its branch kernels times kappa, from 1 "
+                                       "to below DeepNorm's (8 L)^(-1/4), and Pre-LN at kappa = 1, at the "
+                                       "article's settings and warmup's first rate, on the first batch.")
+    _stored_run_arguments(scale, "branch-scale", run_branch_scale)
 
 
 
@@ -394,3 +401,12 @@ def run_first_step(args) -> int:
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "first-step", seeds, lambda s: first_step_rows(FIRST_STEP_DEPTHS, s),
                        write_first_step_csv)
+
+
+def run_branch_scale(args) -> int:
+    from lnworked.stress.branch_scale import branch_scale_rows, write_branch_scale_csv
+    from lnworked.stress.first_update import check_seeds
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "branch-scale", seeds, lambda s: branch_scale_rows(s, progress=_xiong_progress),
+                       write_branch_scale_csv)

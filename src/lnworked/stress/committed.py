@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
-           "committed_deepnorm", "committed_first_step"]
+           "committed_deepnorm", "committed_first_step", "committed_branch_scale"]
 
 
 def _data(name: str, folder):
@@ -101,3 +101,10 @@ def committed_first_step(folder=None):
     from lnworked.stress.first_step import read_first_step_csv
 
     return _read("first-step.csv", "first-step-provenance.json", folder, read_first_step_csv)
+
+
+def committed_branch_scale(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress branch-scale`` (``branch-scale.csv``), or of ``folder``'s."""
+    from lnworked.stress.branch_scale import read_branch_scale_csv
+
+    return _read("branch-scale.csv", "branch-scale-provenance.json", folder, read_branch_scale_csv)
