@@ -93,7 +93,7 @@ DOM contract of the static form (the browser tests rely on it)
     - ``random-stack``: ``placement`` (select ``"post"``, ``"pre"``), ``seed`` (range
       0..7), ``depth`` (select ``"6"``..``"96"``), ``branch_scale`` (select ``"0.5"``,
       ``"1"``, ``"2"``, ``"3"``), ``view`` (select ``"norm"``, ``"gain"``). Readouts
-      ``input``, ``per-block``, ``below-one``, ``seeds-min``, ``seeds-max``.
+      ``input``, ``per-block`` (percent change per block), ``seeds-min``, ``seeds-max``.
       Grid: ``cells["<placement>|<scale>|<depth>"]`` with ``gain``, ``norm`` (per seed) and
       ``readouts`` (per seed). Lines: the chosen seed's ``data-series`` is the placement,
       the others ``seeds``.
@@ -349,9 +349,11 @@ def _readout(key: str, text: str) -> str:
     return f'<span class="lnw-readout" data-key="{key}">{html.escape(text)}</span>'
 
 
-def _rows_table(rows) -> str:
-    """``rows`` of ``(header, readout key, text)`` as a two-column readout table."""
-    body = "".join(f"<tr><th>{html.escape(head)}</th><td>{_readout(key, text)}</td></tr>" for head, key, text in rows)
+def _rows_table(rows, html_heads: bool = False) -> str:
+    """``rows`` of ``(header, readout key, text)`` as a two-column readout table (headers escaped,
+    unless ``html_heads``: then they are HTML already, e.g. with ``<sub>``)."""
+    body = "".join(f"<tr><th>{head if html_heads else html.escape(head)}</th><td>{_readout(key, text)}</td></tr>"
+                   for head, key, text in rows)
     return f'<table class="lnw-table">{body}</table>'
 
 
@@ -618,7 +620,11 @@ STACK_SCALES = (0.5, 1.0, 2.0, 3.0)
 STACK_SEEDS = 8
 #: The random stack's placements.
 STACK_PLACEMENTS = ("post", "pre")
-_STACK_READOUTS = ("input", "per-block", "below-one", "seeds-min", "seeds-max")
+_STACK_READOUTS = ("input", "per-block", "seeds-min", "seeds-max")
+#: The random stack's y label (norm view): mathtext for matplotlib; the kernel-free script
+#: draws the same label with SVG subscripts (``explore.js``), the readout table with ``<sub>``.
+STACK_NORM_LABEL = r"$\|g_\ell\| \,/\, \|g_L\|$"
+
 
 
 def random_stack_gains(placement: str, layers: int, branch_scale: float = 1.0, seeds=range(STACK_SEEDS)) -> np.ndarray:
@@ -635,17 +641,16 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
     """Readouts of the random-stack explorer for one setting (``gains``: all seeds' gains, if already computed).
 
     ``input``: ``||g_0|| / ||g_L||`` of seed ``seed`` (:func:`gradient_norm_profile`);
-    ``per-block``: the geometric mean of its block gains (``input ** (1 / L)``);
-    ``below-one``: the percentage of its blocks with gain < 1; ``seeds-min`` / ``seeds-max``:
-    ``input`` over the seeds.
+    ``per-block``: the percent change of a typical block, ``100 (G - 1)`` with ``G`` the
+    geometric mean of its block gains (``G = input ** (1 / L)``), to 3 significant digits;
+    ``seeds-min`` / ``seeds-max``: ``input`` over the seeds.
     """
     gains = random_stack_gains(placement, layers, branch_scale) if gains is None else np.asarray(gains)
     inputs = [gradient_norm_profile(row)[0] for row in gains]
     own = gains[seed]
     return {
         "input": format_readout(inputs[seed]),
-        "per-block": format_readout(np.exp(np.mean(np.log(own)))),
-        "below-one": format_readout(100 * np.mean(own < 1)),
+        "per-block": format(100 * (np.exp(np.mean(np.log(own))) - 1), "+.3g"),
         "seeds-min": format_readout(min(inputs)),
         "seeds-max": format_readout(max(inputs)),
     }
@@ -656,13 +661,13 @@ def _stack_readouts(values: dict) -> dict:
 
 
 def _stack_table(readouts: dict) -> str:
+    ratio = "‖g<sub>0</sub>‖ / ‖g<sub>L</sub>‖"
     return _rows_table((
-        ("gradient at the input, ‖g₀‖ / ‖g_L‖ (this seed)", "input", readouts["input"]),
-        ("this seed's per-block factor (geometric mean of its gains)", "per-block", readouts["per-block"]),
-        ("this seed's blocks that shrink the gradient (gain < 1), %", "below-one", readouts["below-one"]),
-        (f"smallest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
-        (f"largest ‖g₀‖ / ‖g_L‖ over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
-    ))
+        (f"gradient at the input, {ratio} (this seed)", "input", readouts["input"]),
+        ("this seed's change per block, % (from the geometric mean of its gains)", "per-block", readouts["per-block"]),
+        (f"smallest {ratio} over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
+        (f"largest {ratio} over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
+    ), html_heads=True)
 
 
 def _stack_curves(gains, view: str):
@@ -689,7 +694,7 @@ def _stack_draw(ax, values: dict, spec: Explorer, gains=None):
     if values["view"] == "norm":
         ax.set_yscale("log")
         ax.set_xlabel("layer ℓ (0 = input, L = top)")
-        ax.set_ylabel("‖g_ℓ‖ / ‖g_L‖")
+        ax.set_ylabel(STACK_NORM_LABEL)
     else:
         ax.set_xlabel("block ℓ")
         ax.set_ylabel("gain of block ℓ")
@@ -722,8 +727,8 @@ RANDOM_STACK = Explorer(
     kind="random-stack",
     caption=(
         "A random stack of L blocks of width 16 at initialisation (a random GELU MLP per block, "
-        "LayerNorm with γ = 1): the gradient's length at each layer relative to the top, "
-        "‖g_ℓ‖ / ‖g_L‖ (log scale), or each block's gain; the chosen seed in colour, the others in grey."
+        "LayerNorm with γ = 1): the gradient's length at each layer relative to its length at the top "
+        "(log scale), or each block's gain; the chosen seed in colour, the others in grey."
     ),
     aria="Lines over the layers of the stack, one per seed: the gradient's length relative to the top, or each block's gain",
     controls=(
