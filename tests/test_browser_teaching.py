@@ -62,16 +62,28 @@ def test_forecast_answers_and_solutions_open_on_click(browser, server, name):
     _hidden_then_shown(browser, solutions[0])
 
 
+LOSS_PANEL_JS = """
+const panel = arguments[0].querySelector('svg.lnw-panel[data-panel="loss"]');
+const frame = panel.querySelectorAll('g.lnw-axes line')[1];
+return {d: panel.querySelector('path.lnw-line[data-series="loss"]').getAttribute('d'),
+        top: +frame.getAttribute('y1'), bottom: +frame.getAttribute('y2'),
+        shown: panel.getBoundingClientRect().height};"""
+
+
 def test_chapter_5_explorer_redraws_the_committed_runs(browser, server):
     """Chapter 5's kernel-free explorer: choosing a run (as a reader does, by clicking an
-    option) redraws the curves and shows that committed run's numbers."""
+    option) redraws the curves and shows that committed run's numbers; the loss has its own
+    panel, fitted to the chosen run, so the failing run's dip and climb back (exercise 5.4)
+    fill a visible part of it."""
     from selenium.webdriver.support.ui import Select
 
     from lnworked.explore import format_readout
-    from lnworked.stress.committed import committed_sweep
+    from lnworked.stress.committed import committed_sweep, committed_sweep_steps
     from test_browser import _controls, _state
+    from test_stress_explorer import path_heights
 
     rows, _ = committed_sweep()
+    logs, _ = committed_sweep_steps()
     find = {(r["variant"], r["layers"], r["learning_rate"], r["seed"]): r for r in rows}
 
     def expected(c):
@@ -86,12 +98,21 @@ def test_chapter_5_explorer_redraws_the_committed_runs(browser, server):
     state = _state(browser, root)
     assert state["readouts"] == expected(_controls(browser, root))
     for name, value in (("variant", "Pre-LN"), ("layers", "6"), ("rate", "0.008"), ("seed", "8"),
-                        ("variant", "Post-LN + warmup")):
+                        ("variant", "Post-LN + warmup"), ("variant", "Post-LN")):
         Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
         new = _state(browser, root)
         assert new["svg"] != state["svg"], f"choosing {name}={value} did not redraw the plot"
-        assert new["readouts"] == expected(_controls(browser, root)), f"after {name}={value}"
+        c = _controls(browser, root)
+        assert new["readouts"] == expected(c), f"after {name}={value}"
         state = new
+        panel = browser.execute_script(LOSS_PANEL_JS, root)
+        assert panel["shown"] > 150, "the loss panel is drawn too small to read"   # CSS px at 1280 px wide
+        loss = logs[(c["variant"], int(c["layers"]), float(c["rate"]), int(c["seed"]))][0]
+        heights = path_heights(panel["d"], panel["top"], panel["bottom"])
+        assert len(heights) == len(loss) and max(heights) - min(heights) > 0.5, f"squashed loss after {name}={value}"
+    # Post-LN, 6 layers, rate 0.008, seed 8: the failing run; its dip and climb back are each a visible share
+    lowest = int(loss.argmin())
+    assert heights[0] - heights[lowest] > 0.25 and heights[-1] - heights[lowest] > 0.25
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
 

@@ -103,7 +103,95 @@ def test_explorer_grid_holds_every_committed_run():
         assert len(run["loss"]) == len(grid["steps"]) == row["steps"]
         np.testing.assert_allclose([v for v in run["loss"] if v is not None], loss, rtol=1e-3)
         np.testing.assert_allclose([v for v in run["gradient_norm"] if v is not None], norm, rtol=1e-3)
-        assert grid["y_min"] <= min(loss.min(), norm.min()) and max(loss.max(), norm.max()) <= grid["y_max"]
+        lo, hi = run["loss_range"]                       # the loss panel: fitted to this run and ln V
+        assert lo < min(loss.min(), grid["uniform"]) and max(loss.max(), grid["uniform"]) < hi
+        assert hi - lo < 1.2 * (max(loss.max(), grid["uniform"]) - min(loss.min(), grid["uniform"]))
+        (norm_panel,) = [p for p in grid["panels"] if p["key"] == "gradient_norm"]
+        assert norm_panel["log"] and norm_panel["y_min"] <= norm.min() and norm.max() <= norm_panel["y_max"]
+
+
+def test_loss_axis_fits_the_run_and_the_uniform_line():
+    from lnworked.stress.explorer import loss_axis
+
+    assert loss_axis([2.0, 3.0], 4.0) == pytest.approx((1.9, 4.1))          # span 2, 5 % of it each side
+    assert loss_axis([4.0, 3.5, float("nan")], 4.0, margin=0.1) == pytest.approx((3.45, 4.05))
+    assert loss_axis([4.0], 4.0) == pytest.approx((3.5, 4.5))               # a flat run still gets an axis
+    with pytest.raises(ValueError, match="margin"):
+        loss_axis([1.0], 4.0, margin=0.5)
+
+
+# The explorer's plot after the script ran: each panel's loss/norm path and frame (Node.js, minimal DOM).
+_PANELS_JS = r"""
+const plot = roots[0].querySelector('svg.lnw-plot');
+const panels = plot.querySelectorAll('svg.lnw-panel').map(p => {
+  const axes = p.querySelector('g.lnw-axes'), frame = axes.querySelectorAll('line')[1].attrs;
+  return { key: p.attrs['data-panel'], top: +frame.y1, bottom: +frame.y2, left: +frame.x1,
+           paths: p.querySelectorAll('path.lnw-line').map(e => [e.attrs['data-series'], e.attrs.d]),
+           refs: p.querySelectorAll('line.lnw-ref').length,
+           ticks: axes.querySelectorAll('text').map(t => t.textContent) };
+});
+console.log(JSON.stringify({ results: results, viewBox: plot.attrs.viewBox, panels: panels }));
+"""
+
+
+def _panels_in_node(html: str, settings: dict) -> dict:
+    import json
+    import shutil
+    import subprocess
+
+    from test_explore import _NODE_DOM, _Tree
+
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed")
+    tree = _Tree()
+    tree.feed(html)
+    actions = [{"root": 0, "name": k, "value": v, "event": "change"} for k, v in settings.items()]
+    script = _NODE_DOM.replace("console.log(JSON.stringify(results));", _PANELS_JS)
+    done = subprocess.run([shutil.which("node"), "-e", script], capture_output=True, text=True, timeout=60,
+                          input=json.dumps({"body": tree.body, "scripts": tree.scripts, "actions": actions}))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def path_heights(d: str, top: float, bottom: float) -> list[float]:
+    """The heights of a drawn path's points as fractions of its panel's plot area (0 = bottom, 1 = top)."""
+    ys = [float(y) for y in re.findall(r"[ML]-?[\d.]+,(-?[\d.]+)", d)]
+    return [(bottom - y) / (bottom - top) for y in ys]
+
+
+def test_static_loss_panel_follows_the_chosen_run(static):
+    """The loss has its own linear panel fitted to the chosen run, so the failing Post-LN run's dip
+    from ln V and climb back (exercise 5.4) fill a visible part of it; the gradient norm keeps a log
+    panel below with the same axis for every run."""
+    from lnworked.explore import spec_grid
+    from lnworked.stress.explorer import sweep_explorer, sweep_explorer_spec
+
+    logs, _ = committed_sweep_steps()
+    x_ticks = spec_grid(sweep_explorer_spec())["x_ticks"]
+    html = sweep_explorer().data
+    norm_ticks = set()
+    for variant, layers, rate, seed in (("Post-LN", 6, 0.008, 7), ("Post-LN", 6, 0.008, 8), ("Pre-LN", 12, 0.002, 7)):
+        out = _panels_in_node(html, {"variant": variant, "layers": str(layers), "rate": f"{rate:g}",
+                                     "seed": str(seed)})
+        panels = {p["key"]: p for p in out["panels"]}
+        assert list(panels) == ["loss", "gradient_norm"] and out["viewBox"] == "0 0 520 460"
+        loss_panel, norm_panel = panels["loss"], panels["gradient_norm"]
+        assert [k for k, _ in loss_panel["paths"]] == ["loss"] and [k for k, _ in norm_panel["paths"]] == [
+            "gradient_norm"]
+        assert loss_panel["refs"] == 1 and norm_panel["refs"] == 0         # ln V is drawn with the loss
+        assert loss_panel["left"] == norm_panel["left"]                   # the panels' step axes line up
+        loss = logs[(variant, layers, rate, seed)][0]
+        heights = path_heights(loss_panel["paths"][0][1], loss_panel["top"], loss_panel["bottom"])
+        assert len(heights) == len(loss) and all(-1e-6 <= h <= 1 + 1e-6 for h in heights)
+        assert max(heights) - min(heights) > 0.5, "the run's loss is squashed into a small part of its panel"
+        lowest = int(np.argmin(loss))
+        assert heights[lowest] == min(heights)
+        if variant == "Post-LN":     # exercise 5.4's failing run: a dip from ln V and a climb back, both visible
+            assert heights[0] - heights[lowest] > 0.25 and heights[-1] - heights[lowest] > 0.25, heights
+        y_ticks = [float(t) for t in loss_panel["ticks"][:-len(x_ticks) - 2]]   # then x ticks, x and y labels
+        assert y_ticks[0] <= loss.min() and max(loss.max(), math.log(StressConfig().vocab_size)) <= y_ticks[-1]
+        norm_ticks.add(tuple(norm_panel["ticks"][:-len(x_ticks) - 2]))
+    assert len(norm_ticks) == 1, "the gradient norm's axis changes with the run"
 
 
 def test_static_explorer_responds_to_its_controls(static):
@@ -142,9 +230,14 @@ def test_live_explorer_responds_to_its_controls(live):
     controls["layers"].value = 6
     assert box.lnw_values == _expected_readouts(find[("Post-LN + warmup", 6, controls["rate"].value,
                                                       controls["seed"].value)])
-    lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
-    assert set(lines) == {"loss", "gradient_norm", "uniform"}
+    loss_ax, norm_ax = box.lnw_figure.axes
+    lines = {line.get_gid(): line for line in loss_ax.get_lines()}
+    assert set(lines) == {"loss", "uniform"} and {line.get_gid() for line in norm_ax.get_lines()} == {"gradient_norm"}
     np.testing.assert_allclose(lines["uniform"].get_ydata(), math.log(StressConfig().vocab_size))
+    assert loss_ax.get_yscale() == "linear" and norm_ax.get_yscale() == "log"
+    loss = lines["loss"].get_ydata()
+    lo, hi = loss_ax.get_ylim()
+    assert lo < loss.min() and loss.max() < hi and (loss.max() - loss.min()) / (hi - lo) > 0.5
 
 
 # --- names shown, figures ------------------------------------------------------------------

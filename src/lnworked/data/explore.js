@@ -59,12 +59,13 @@
   var TEXT = 13, PHONE_TEXT = 14;
 
   /* The plot area inside the canvas: room on the left for the rotated y label and the y ticks'
-     labels (yTicks, so the longest label fits), below for the x ticks' labels and the x label, and
+     labels (yTicks, so the longest label fits, or minChars characters if more: panels one above the
+     other then share their left edge), below for the x ticks' labels and the x label, and
      above for the legend's rows (legendRows). */
-  function frame(svg, yTicks, rows) {
+  function frame(svg, yTicks, rows, minChars) {
     var box = (svg.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
     var w = parseFloat(box[2]), h = parseFloat(box[3]);
-    var size = w < 480 ? PHONE_TEXT : TEXT, chars = 0;
+    var size = w < 480 ? PHONE_TEXT : TEXT, chars = minChars || 0;
     (yTicks || []).forEach(function (t) { chars = Math.max(chars, String(t.label).length); });
     return { w: w, h: h, text: size, left: Math.round(size + 10 + 0.62 * size * Math.max(chars, 2)),
       right: w - 14, top: 8 + (rows || 1) * (size + 6), bottom: h - (2 * size + 20) };
@@ -110,18 +111,7 @@
     var cx = Math.max(half + 2, Math.min((f.left + f.right) / 2, f.w - half - 2));
     label.setAttribute("x", cx);
     var ly = (f.top + f.bottom) / 2, lx = f.text + 1;
-    var yText = node(svg, g, "text", { x: lx, y: ly, "text-anchor": "middle", transform: "rotate(-90 " + lx + " " + ly + ")" },
-      typeof yLabel === "string" ? yLabel : null);
-    /* a y label given as parts [text, "sub"?]: the "sub" parts drawn as subscripts (SVG has no <sub>) */
-    if (typeof yLabel !== "string") {
-      var shift = 0.3 * f.text, low = false;
-      yLabel.forEach(function (p) {
-        var sub = p[1] === "sub", attrs = sub ? { "font-size": String(0.75 * f.text) } : {};
-        if (sub !== low) { attrs.dy = String(sub ? shift : -shift); }
-        low = sub;
-        node(svg, yText, "tspan", attrs, p[0]);
-      });
-    }
+    node(svg, g, "text", { x: lx, y: ly, "text-anchor": "middle", transform: "rotate(-90 " + lx + " " + ly + ")" }, yLabel);
   }
 
   /* Legend entries left to right above the plot; an entry that would run past the canvas starts a new row. */
@@ -314,12 +304,34 @@
   };
 
   /* Stored training runs, one per setting of the selects: chapter 5's sweep
-     (lnworked.stress.explorer) and chapter 6's DeepNorm runs (lnworked.stress.deepnorm_explorer). */
+     (lnworked.stress.explorer) and chapter 6's DeepNorm runs (lnworked.stress.deepnorm_explorer).
+     With data.panels the plot is split into panels one above the other (<svg class="lnw-panel">
+     inside the plot, each its own canvas): a panel draws its series on a log or linear axis whose
+     range is the panel's y_min/y_max or, with "fit", the run's own range (run[fit]). */
   RENDER.training = function (root, data) {
     var key = data.controls.map(function (name) { return value(root, name); }).join("|");
     var run = data.runs[key];
     data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
-    lineChart(root.querySelector("svg.lnw-plot"), {
+    var plot = root.querySelector("svg.lnw-plot");
+    if (data.panels) {
+      var box = (plot.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
+      var w = parseFloat(box[2]), h = parseFloat(box[3]), top = 0;
+      clear(plot);
+      data.panels.forEach(function (p) {
+        var ph = Math.round(h * p.height), range = p.fit ? run[p.fit] : [p.y_min, p.y_max];
+        var panel = node(plot, plot, "svg", { x: 0, y: top, width: w, height: ph, viewBox: "0 0 " + w + " " + ph,
+          "class": "lnw-panel", "data-panel": p.key });
+        lineChart(panel, {
+          xs: data.steps, log: p.log, nice: !p.log, yMin: range[0], yMax: range[1], xTicks: data.x_ticks, ref: p.ref,
+          tickChars: 4,
+          series: p.series.map(function (k) { return series(data, k, null, run[k]); }),
+          xLabel: p.x_label, yLabel: p.y_label
+        });
+        top += ph;
+      });
+      return;
+    }
+    lineChart(plot, {
       xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks, ref: data.uniform,
       series: data.order.map(function (k) { return series(data, k, null, run[k]); }),
       xLabel: "training step", yLabel: data.y_label
@@ -387,7 +399,7 @@
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: xs, log: view === "norm", ref: 1, xTicks: data.ticks[depth], series: lines,
       xLabel: view === "norm" ? "layer ℓ (0 = input, L = top)" : "block ℓ",
-      yLabel: view === "norm" ? [["‖g"], ["ℓ", "sub"], ["‖ / ‖g"], ["L", "sub"], ["‖ (log scale)"]] : "gain of block ℓ"
+      yLabel: view === "norm" ? "‖g_ℓ‖ / ‖g_L‖ (log scale)" : "gain of block ℓ"
     });
   };
 
@@ -401,11 +413,12 @@
        when it draws (the window's, while it is hidden), so turning a phone or resizing a window
        redraws it on the canvas that fits. */
     var plot = root.querySelector("svg.lnw-plot");
-    var wide = plot ? (plot.getAttribute("viewBox") || "0 0 520 280") : null;
+    var wide = plot ? (data.view_box || plot.getAttribute("viewBox") || "0 0 520 280") : null;
+    var phone = data.phone_view_box || "0 0 340 400";   /* a grid may ask for taller canvases (panels) */
     var fit = function () {
       if (!plot) { return false; }
       var width = root.clientWidth || window.innerWidth || 0;
-      var box = width && width < 480 ? "0 0 340 400" : wide;
+      var box = width && width < 480 ? phone : wide;
       if (plot.getAttribute("viewBox") === box) { return false; }
       plot.setAttribute("viewBox", box);
       return true;

@@ -4,8 +4,10 @@
     One committed run per setting of four selects: ``variant`` (Pre-LN, Post-LN,
     Post-LN + warmup), ``layers``, ``rate`` (the target learning rate) and ``seed``; the
     options are exactly the committed sweep's (:func:`~lnworked.stress.committed.committed_sweep`).
-    It draws that run's loss and global gradient norm per step (log scale) with the loss
-    of a uniform guess, ``ln V`` for ``V`` = the vocabulary size, and reads out the run's
+    It draws that run's loss per step in one panel (a linear axis fitted to the run and the
+    loss of a uniform guess, ``ln V`` for ``V`` = the vocabulary size: :func:`loss_axis`) and
+    its global gradient norm in a second panel below (a log axis shared by every run), and
+    reads out the run's
     final loss, maximum gradient norm and divergence step from the sweep's table. Built
     on :mod:`lnworked.explore`'s spec (:class:`~lnworked.explore.Explorer`), so the
     static form is the same HTML, script and DOM contract as the book's other explorers
@@ -27,7 +29,10 @@ import numpy as np
 from lnworked.stress.config import StressConfig
 
 __all__ = ["sweep_explorer", "sweep_explorer_spec", "sweep_readouts", "training_explorer", "train_and_show",
-           "READOUT_KEYS"]
+           "loss_axis", "READOUT_KEYS"]
+
+#: The y labels of the explorer's two panels.
+LOSS_LABEL, NORM_LABEL = "loss (nats)", "gradient norm (log scale)"
 
 #: Readout keys of :func:`sweep_explorer`, in table order.
 READOUT_KEYS = ("final-loss", "max-gradient-norm", "diverged-at")
@@ -40,6 +45,21 @@ def sweep_readouts(row: dict) -> dict:
     return {"final-loss": format_readout(row["final_loss"]),
             "max-gradient-norm": format_readout(row["max_gradient_norm"]),
             "diverged-at": "no" if row["diverged_at"] is None else f"step {row['diverged_at']}"}
+
+
+def loss_axis(loss, uniform: float, margin: float = 0.05) -> tuple[float, float]:
+    """The loss panel's y range for one run: from ``min(loss ∪ {uniform})`` to ``max(loss ∪ {uniform})``,
+    widened by ``margin`` times that span on each side (non-finite losses ignored).
+
+    Fitted to the run, so a run whose loss moves little (a dip from ``ln V`` and back) fills the panel
+    instead of being squashed into a line, and the uniform-guess line is always in view.
+    """
+    if not 0 <= margin < 0.5:
+        raise ValueError(f"margin must be in [0, 0.5), got {margin}")
+    values = [v for v in np.asarray(loss, dtype=float) if math.isfinite(v)] + [float(uniform)]
+    lo, hi = min(values), max(values)
+    pad = margin * (hi - lo) if hi > lo else 0.5
+    return round(lo - pad, 4), round(hi + pad, 4)
 
 
 def _run_key(values: dict) -> tuple:
@@ -85,20 +105,32 @@ def sweep_explorer_spec(folder=None):
                             ("diverged", "diverged-at", texts["diverged-at"])))
 
     def draw(ax, values, spec):
+        """The loss on ``ax`` (linear, fitted to the run), the gradient norm on a log axes added below it."""
+        from lnworked.style import style_axes
+
         loss, norm = curves[_run_key(values)]
-        xs = np.arange(1, steps + 1)
+        fig = ax.figure
+        fig.set_size_inches(6.2, 5.6)
+        inner = ax.get_subplotspec().subgridspec(2, 1)
+        ax.set_subplotspec(inner[0])
+        norm_ax = style_axes(fig.add_subplot(inner[1], sharex=ax))
         ax.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="uniform",
                    label=f"uniform guess, ln {StressConfig().vocab_size}")
-        for series, ys in zip(spec.series, (loss, norm)):
-            ax.semilogy(np.arange(1, len(ys) + 1), ys, color=series.color, label=series.label, gid=series.key)
-        ax.set_xlim(xs[0], xs[-1])
-        ax.set_ylim(*_y_range())
-        ax.set_xlabel("training step")
-        ax.set_ylabel("loss, gradient norm (log scale)")
+        loss_series, norm_series = spec.series
+        ax.plot(np.arange(1, len(loss) + 1), loss, color=loss_series.color, label=loss_series.label,
+                gid=loss_series.key)
+        norm_ax.semilogy(np.arange(1, len(norm) + 1), norm, color=norm_series.color, label=norm_series.label,
+                         gid=norm_series.key)
+        ax.set_xlim(1, steps)
+        ax.set_ylim(*loss_axis(loss, uniform))
+        norm_ax.set_ylim(*_norm_range())
+        ax.set_ylabel(LOSS_LABEL)
+        norm_ax.set_ylabel(NORM_LABEL)
+        norm_ax.set_xlabel("training step")
+        norm_ax.legend(fontsize=9, frameon=False)
 
-    def _y_range():
-        values = [v for loss, norm in curves.values() for v in np.concatenate([loss, norm])
-                  if math.isfinite(v) and v > 0]
+    def _norm_range():
+        values = [v for _, norm in curves.values() for v in norm if math.isfinite(v) and v > 0]
         return 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)))
 
     def grid():
@@ -107,11 +139,17 @@ def sweep_explorer_spec(folder=None):
             loss, norm = curves[key]
             text = "|".join(_key(v) for v in key)
             runs[text] = {"loss": _curve(loss, steps), "gradient_norm": _curve(norm, steps),
+                          "loss_range": list(loss_axis(loss, uniform)),
                           "readouts": [sweep_readouts(row)[k] for k in READOUT_KEYS]}
-        y_min, y_max = _y_range()
-        return {"controls": list(names), "readouts": list(READOUT_KEYS), "order": ["loss", "gradient_norm"],
-                "steps": list(range(1, steps + 1)), "x_ticks": step_ticks(steps), "y_min": y_min, "y_max": y_max,
-                "uniform": round(uniform, 4), "y_label": "loss, gradient norm (log scale)", "runs": runs}
+        norm_min, norm_max = _norm_range()
+        # two panels, one above the other, on a taller canvas (the script's view_box / phone_view_box)
+        panels = [{"key": "loss", "series": ["loss"], "log": False, "fit": "loss_range", "ref": round(uniform, 4),
+                   "height": 0.5, "x_label": "", "y_label": LOSS_LABEL},
+                  {"key": "gradient_norm", "series": ["gradient_norm"], "log": True, "y_min": norm_min,
+                   "y_max": norm_max, "height": 0.5, "x_label": "training step", "y_label": NORM_LABEL}]
+        return {"controls": list(names), "readouts": list(READOUT_KEYS), "steps": list(range(1, steps + 1)),
+                "x_ticks": step_ticks(steps), "uniform": round(uniform, 4), "panels": panels,
+                "view_box": "0 0 520 460", "phone_view_box": "0 0 340 620", "runs": runs}
 
     default = (variants[1] if len(variants) > 1 else variants[0], depths[-1],
                rates[len(rates) // 2], seeds[0])
@@ -120,11 +158,12 @@ def sweep_explorer_spec(folder=None):
         caption=("One training run of the stored sweep (computed ahead of time) per setting: the placement "
                  "(with or without "
                  f"warmup), the number of layers, the target learning rate and the random seed; {steps} steps "
-                 "each. The lines are the run's loss and its global gradient norm at every step; the dotted "
-                 f"horizontal line is the loss of a uniform guess over the {StressConfig().vocab_size} tokens, "
-                 f"ln {StressConfig().vocab_size} ≈ {uniform:.2f}. Log scale."),
-        aria="Log-scale lines over the training steps: the chosen run's loss and gradient norm, and a dotted "
-             "line at the uniform-guess loss",
+                 "each. Top: the run's loss at every step, on an axis fitted to that run (read its ticks when you "
+                 f"switch runs), with a dotted line at the loss of a uniform guess over the "
+                 f"{StressConfig().vocab_size} tokens, ln {StressConfig().vocab_size} ≈ {uniform:.2f}. Bottom: its "
+                 "global gradient norm, on a log scale that is the same for every run."),
+        aria="Two panels over the training steps: above, the chosen run's loss on a linear axis fitted to the "
+             "run, with a dotted line at the uniform-guess loss; below, its gradient norm on a log scale",
         controls=(Choice("variant", "run", tuple((v, v) for v in variants), default[0]),
                   Choice("layers", "layers", tuple((d, str(d)) for d in depths), default[1]),
                   Choice("rate", "learning rate", tuple((r, _key(r)) for r in rates), default[2]),
