@@ -111,7 +111,18 @@
     var cx = Math.max(half + 2, Math.min((f.left + f.right) / 2, f.w - half - 2));
     label.setAttribute("x", cx);
     var ly = (f.top + f.bottom) / 2, lx = f.text + 1;
-    node(svg, g, "text", { x: lx, y: ly, "text-anchor": "middle", transform: "rotate(-90 " + lx + " " + ly + ")" }, yLabel);
+    var yText = node(svg, g, "text", { x: lx, y: ly, "text-anchor": "middle", transform: "rotate(-90 " + lx + " " + ly + ")" },
+      typeof yLabel === "string" ? yLabel : null);
+    /* a y label given as parts [text, "sub"?]: the "sub" parts drawn as subscripts (SVG has no <sub>) */
+    if (typeof yLabel !== "string") {
+      var shift = 0.3 * f.text, low = false;
+      yLabel.forEach(function (p) {
+        var sub = p[1] === "sub", attrs = sub ? { "font-size": String(0.75 * f.text) } : {};
+        if (sub !== low) { attrs.dy = String(sub ? shift : -shift); }
+        low = sub;
+        node(svg, yText, "tspan", attrs, p[0]);
+      });
+    }
   }
 
   /* Legend entries left to right above the plot; an entry that would run past the canvas starts a new row. */
@@ -399,7 +410,7 @@
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: xs, log: view === "norm", ref: 1, xTicks: data.ticks[depth], series: lines,
       xLabel: view === "norm" ? "layer ℓ (0 = input, L = top)" : "block ℓ",
-      yLabel: view === "norm" ? "‖g_ℓ‖ / ‖g_L‖ (log scale)" : "gain of block ℓ"
+      yLabel: view === "norm" ? [["‖g"], ["ℓ", "sub"], ["‖ / ‖g"], ["L", "sub"], ["‖ (log scale)"]] : "gain of block ℓ"
     });
   };
 
