@@ -104,7 +104,7 @@ def test_explorer_grid_holds_every_committed_run():
         np.testing.assert_allclose([v for v in run["loss"] if v is not None], loss, rtol=1e-3)
         np.testing.assert_allclose([v for v in run["gradient_norm"] if v is not None], norm, rtol=1e-3)
         lo, hi = run["loss_range"]                       # the loss panel: fitted to this run and ln V
-        assert lo < min(loss.min(), grid["uniform"]) and max(loss.max(), grid["uniform"]) < hi
+        assert 0 <= lo < min(loss.min(), grid["uniform"]) and max(loss.max(), grid["uniform"]) < hi
         assert hi - lo < 1.2 * (max(loss.max(), grid["uniform"]) - min(loss.min(), grid["uniform"]))
         (norm_panel,) = [p for p in grid["panels"] if p["key"] == "gradient_norm"]
         assert norm_panel["log"] and norm_panel["y_min"] <= norm.min() and norm.max() <= norm_panel["y_max"]
@@ -116,6 +116,7 @@ def test_loss_axis_fits_the_run_and_the_uniform_line():
     assert loss_axis([2.0, 3.0], 4.0) == pytest.approx((1.9, 4.1))          # span 2, 5 % of it each side
     assert loss_axis([4.0, 3.5, float("nan")], 4.0, margin=0.1) == pytest.approx((3.45, 4.05))
     assert loss_axis([4.0], 4.0) == pytest.approx((3.5, 4.5))               # a flat run still gets an axis
+    assert loss_axis([0.01, 4.0], 4.0) == pytest.approx((0.0, 4.1995))     # a cross-entropy is never below 0
     with pytest.raises(ValueError, match="margin"):
         loss_axis([1.0], 4.0, margin=0.5)
 

@@ -49,7 +49,8 @@ def sweep_readouts(row: dict) -> dict:
 
 def loss_axis(loss, uniform: float, margin: float = 0.05) -> tuple[float, float]:
     """The loss panel's y range for one run: from ``min(loss ∪ {uniform})`` to ``max(loss ∪ {uniform})``,
-    widened by ``margin`` times that span on each side (non-finite losses ignored).
+    widened by ``margin`` times that span on each side but not below 0, where a cross-entropy
+    ends (non-finite losses ignored).
 
     Fitted to the run, so a run whose loss moves little (a dip from ``ln V`` and back) fills the panel
     instead of being squashed into a line, and the uniform-guess line is always in view.
@@ -59,7 +60,7 @@ def loss_axis(loss, uniform: float, margin: float = 0.05) -> tuple[float, float]
     values = [v for v in np.asarray(loss, dtype=float) if math.isfinite(v)] + [float(uniform)]
     lo, hi = min(values), max(values)
     pad = margin * (hi - lo) if hi > lo else 0.5
-    return round(lo - pad, 4), round(hi + pad, 4)
+    return round(max(lo - pad, 0.0), 4), round(hi + pad, 4)
 
 
 def _run_key(values: dict) -> tuple:
