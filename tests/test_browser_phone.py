@@ -207,3 +207,27 @@ def test_back_to_top_pill_never_covers_an_explorer_control(browser, server, name
             covers = pill["shown"] and not (pill["rect"][2] <= box[0] or box[2] <= pill["rect"][0]
                                             or pill["rect"][3] <= box[1] or box[3] <= pill["rect"][1])
             assert not covers, f"{name}: the back-to-top pill {pill['rect']} covers a control at {box}"
+
+
+@pytest.mark.parametrize("mode", ("light", "dark"))
+@pytest.mark.parametrize("name", PAGES)
+def test_phone_layout_has_no_wcag_violation(browser, server, name, mode):
+    """axe-core's WCAG 2.1 A/AA rules (as tests/test_accessibility.py, there at desktop width) at 390 px,
+    folds open, so the card tables and their labels are checked in both colour modes."""
+    from test_accessibility import AXE, AXE_HINT, AXE_RUN_JS, DISABLED_RULES, WCAG_TAGS, describe
+
+    if not AXE.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and axe-core is missing: {AXE_HINT}")
+        pytest.skip(f"axe-core not installed at {AXE}: {AXE_HINT}")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": mode}]})
+    try:
+        load(browser, server, name, *PHONE)
+        assert browser.execute_script("return document.querySelectorAll('table.lnw-cards').length") > 0
+        browser.execute_script(AXE.read_text(encoding="utf-8"))
+        browser.set_script_timeout(120)
+        violations = browser.execute_async_script(AXE_RUN_JS, WCAG_TAGS, {r: {"enabled": False} for r in DISABLED_RULES})
+    finally:
+        browser.set_script_timeout(30)
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert not violations, f"{name} at {PHONE[0]} px ({mode} mode): axe-core violations\n{describe(violations)}"

@@ -45,6 +45,10 @@
     var source = header.children.length === 1 && header.firstElementChild.tagName === "P" ? header.firstElementChild : header;
     Array.prototype.forEach.call(source.childNodes, function (node) { span.appendChild(node.cloneNode(true)); });
     span.querySelectorAll("[id]").forEach(function (el) { el.removeAttribute("id"); });
+    // a copy must not take keyboard focus (MathJax's output is focusable, for its menu)
+    span.querySelectorAll("[tabindex], a[href], button, input, select, textarea").forEach(function (el) {
+      el.setAttribute("tabindex", "-1");
+    });
     return span;
   }
 
