@@ -5,8 +5,9 @@ The built HTML (``book/_build/html``, or ``$LNWORKED_BOOK_HTML``) is served on 1
 the page does not scroll sideways, and every table either fits its box or is shown as cards
 (``book/_static/tables.js``), whose cells all lie on screen, each labelled with its column
 header (math typeset), the table's roles kept; at 1280 px no table is turned into cards, and a
-table goes back to a table when the window widens. The theme's "Back to top" pill never covers
-an explorer control at 390 px.
+table goes back to a table when the window widens; a wide DataFrame table (row headers in th
+cells) added later becomes cards too. The theme's "Back to top" pill never covers an explorer
+control at 390 px. axe-core's WCAG 2.1 A/AA rules pass at 390 px, folds open, light and dark.
 Without Chromium the tests skip, naming the Debian package; under ``CI=true`` they fail.
 """
 
@@ -231,3 +232,32 @@ def test_phone_layout_has_no_wcag_violation(browser, server, name, mode):
         browser.set_script_timeout(30)
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     assert not violations, f"{name} at {PHONE[0]} px ({mode} mode): axe-core violations\n{describe(violations)}"
+
+
+#: A table as pandas' ``DataFrame.to_html`` writes it (a glued DataFrame): row headers are th cells in tbody.
+DATAFRAME_HTML = ('<table border="1" class="dataframe"><thead><tr style="text-align: right;"><th></th>'
+                  + "".join(f"<th>column number {k}</th>" for k in range(7)) + "</tr></thead><tbody>"
+                  + "".join(f"<tr><th>row {r}</th>" + "".join(f"<td>{r}.{k}</td>" for k in range(7)) + "</tr>"
+                            for r in (1, 2)) + "</tbody></table>")
+
+
+def test_a_wide_dataframe_table_becomes_cards_with_row_headers(browser, server):
+    """A table added after load (a wide DataFrame) turns into cards on the next resize."""
+    load(browser, server, "notation", *PHONE, open_folds=False)
+    result = browser.execute_async_script("""
+      const done = arguments[arguments.length - 1];
+      const box = document.createElement('div');
+      box.innerHTML = arguments[0];
+      document.querySelector('.bd-article section').prepend(box);
+      dispatchEvent(new Event('resize'));
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        const t = box.querySelector('table');
+        done({cards: t.classList.contains('lnw-cards'), width: t.getBoundingClientRect().width, box: box.clientWidth,
+              heads: [...t.tBodies[0].querySelectorAll('th')].map(th => [th.getAttribute('role'), th.getAttribute('data-label'), th.textContent]),
+              cells: [...t.tBodies[0].rows[1].cells].slice(1).map(td => [td.getAttribute('data-label'),
+                td.querySelector('.lnw-card-label').textContent, td.lastChild.textContent])});
+      }));
+    """, DATAFRAME_HTML)
+    assert result["cards"] and result["width"] <= result["box"] + 1, result
+    assert result["heads"] == [["rowheader", None, "row 1"], ["rowheader", None, "row 2"]]
+    assert result["cells"] == [[f"column number {k}", f"column number {k}", f"2.{k}"] for k in range(7)]
