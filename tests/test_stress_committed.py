@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lnworked.stress.committed import committed_seed_runs, committed_sweep
+from lnworked.stress.committed import committed_seed_runs, committed_sweep, provenance_markdown
 from lnworked.stress.config import StressConfig, default_runs
 from lnworked.stress.sweep import seed_runs
 from lnworked.stress.train import train
@@ -19,6 +19,22 @@ def test_committed_tables_carry_their_provenance():
     assert seeds_info["command"].startswith("lnworked stress seeds") and seeds_info["runs"] == len(runs)
     for info in (sweep_info, seeds_info):
         assert info["date"] and info["device"] and info["versions"]["jax"] and info["seconds"] > 0
+
+
+def test_provenance_markdown_lists_each_field_and_hides_the_output_folder():
+    about = {"command": "lnworked stress seeds --seeds 7 8 --out /home/me/runs --device cpu",
+             "device": "cpu:0 (cpu)", "seconds": 12.5, "runs": 2, "extra": "not shown",
+             "versions": {"lnworked": "0.1.0", "jax": "0.4.30"}}
+    lines = provenance_markdown(about).splitlines()
+    assert lines[0] == "- command: `lnworked stress seeds --seeds 7 8 --out <folder> --device cpu`"
+    assert lines[1:4] == ["- device: `cpu:0 (cpu)`", "- seconds: `12.5`", "- runs: `2`"]
+    assert lines[4] == "- versions: lnworked 0.1.0, jax 0.4.30" and len(lines) == 5
+    assert "--out <folder>" in provenance_markdown({**about, "command": "x --out=/tmp/a"})
+
+
+def test_provenance_markdown_refuses_a_dict_without_versions():
+    with pytest.raises(ValueError, match="about"):
+        provenance_markdown({"command": "lnworked stress seeds"})
 
 
 def test_committed_seed_runs_are_post_ln_at_the_articles_settings():

@@ -12,11 +12,12 @@ own ``lnworked stress sweep`` or ``seeds``) to read that run's files the same wa
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
-           "committed_deepnorm", "committed_first_step", "committed_branch_scale"]
+           "committed_deepnorm", "committed_first_step", "committed_branch_scale", "provenance_markdown"]
 
 
 def _data(name: str, folder):
@@ -108,3 +109,21 @@ def committed_branch_scale(folder=None):
     from lnworked.stress.branch_scale import read_branch_scale_csv
 
     return _read("branch-scale.csv", "branch-scale-provenance.json", folder, read_branch_scale_csv)
+
+
+PROVENANCE_KEYS = ("command", "device", "date", "seconds", "rows", "runs")
+
+
+def provenance_markdown(about: dict) -> str:
+    """A provenance dict as a Markdown list, one ``- key: `value``` line per key of
+    :data:`PROVENANCE_KEYS` it has, then one line of library versions. The folder a command
+    wrote to (``--out``) is the computing machine's, not the reader's: it is shown as
+    ``<folder>``. ValueError (naming ``about``) if it has no ``versions`` mapping."""
+    if not isinstance(about, dict) or not isinstance(about.get("versions"), dict):
+        raise ValueError("about must be a provenance dict with a 'versions' mapping, "
+                         f"as lnworked.stress.cli.provenance writes; got {type(about).__name__}")
+    shown = {key: re.sub(r"--out(=|\s+)\S+", "--out <folder>", str(about[key]))
+             for key in PROVENANCE_KEYS if key in about}
+    items = [f"- {key}: `{value}`" for key, value in shown.items()]
+    items.append("- versions: " + ", ".join(f"{k} {v}" for k, v in about["versions"].items()))
+    return "\n".join(items)
