@@ -10,11 +10,14 @@
   every host but 127.0.0.1 unresolvable (a request to another host fails at once and shows up
   in the network events, instead of waiting for a network this machine may not have).
 - :func:`missing_browser` names the Debian package that is missing, if any.
+- :func:`explorer_page` serves a page of kernel-free explorers (the HTML the book's build
+  emits) to a fresh Chromium, for the explorer tests.
 """
 
 from __future__ import annotations
 
 import functools
+import contextlib
 import json
 import os
 import shutil
@@ -168,3 +171,50 @@ def network_events(driver) -> list[dict]:
         if message.get("method", "").startswith("Network."):
             events.append(message)
     return events
+
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>{title}</title>
+<style>body{{font-family:sans-serif;margin:0 8px}}</style></head><body>{body}</body></html>"""
+
+
+def require_browser() -> None:
+    """Fail (under ``CI=true``, which installs the browser) or skip, naming the Debian package to
+    install, when Chromium or its driver is missing."""
+    import pytest
+
+    problem = missing_browser()
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the browser is missing. {problem}")
+        pytest.skip(problem)
+
+
+def static_explorer_html(explorers) -> str:
+    """The HTML the book's build emits (``LNWORKED_STATIC_BUILD=1``) for each explorer function, joined."""
+    previous = os.environ.get("LNWORKED_STATIC_BUILD")
+    os.environ["LNWORKED_STATIC_BUILD"] = "1"
+    try:
+        return "".join(f().data for f in explorers)
+    finally:
+        if previous is None:
+            del os.environ["LNWORKED_STATIC_BUILD"]
+        else:
+            os.environ["LNWORKED_STATIC_BUILD"] = previous
+
+
+@contextlib.contextmanager
+def explorer_page(tmp_path_factory, title: str, explorers):
+    """``(driver, url)``: a page holding ``explorers``' kernel-free HTML, served on 127.0.0.1 to a
+    fresh headless Chromium. Without the browser: a failure under ``CI=true``, else a skip naming
+    the Debian package to install."""
+    require_browser()
+    folder = tmp_path_factory.mktemp(title.replace(" ", "-") + "-page")
+    page = PAGE.format(title=title, body=static_explorer_html(explorers))
+    (folder / "index.html").write_text(page, encoding="utf-8")
+    with BookServer(folder) as server:
+        driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
+        try:
+            yield driver, server.url("index.html")
+        finally:
+            driver.quit()

@@ -28,7 +28,7 @@ from bs4 import BeautifulSoup
 from pypdf import PdfReader
 
 from book_toc import toc_files
-from browser_support import missing_browser
+from browser_support import require_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("LNWORKED_BOOK_HTML", ROOT / "book" / "_build" / "html")).resolve()
@@ -52,11 +52,7 @@ def squash(text: str) -> str:
 
 @pytest.fixture(scope="session")
 def pdfs(tmp_path_factory) -> dict[str, Path]:
-    problem = missing_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the browser is missing. {problem}")
-        pytest.skip(problem)
+    require_browser()
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
     # Under pytest-xdist every worker runs this fixture: the first prints the book, the

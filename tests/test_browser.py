@@ -31,7 +31,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from browser_support import BookServer, missing_browser, network_events, start_chromium
+from browser_support import BookServer, network_events, require_browser, start_chromium
 from book_toc import toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,11 +59,7 @@ def slug(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def server():
-    problem = missing_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the browser is missing. {problem}")
-        pytest.skip(problem)
+    require_browser()
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
     OUT.mkdir(parents=True, exist_ok=True)

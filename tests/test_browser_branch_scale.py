@@ -6,49 +6,25 @@ from lnworked.stress.branch_scale_explorer.branch_scale_readouts on the stored r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from browser_support import BookServer, missing_browser, start_chromium
+from browser_support import explorer_page
 
 pytestmark = pytest.mark.slow
 
 OUT = Path(__file__).resolve().parent.parent / "test-output" / "browser"
 
-PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>branch scale</title>
-<style>body{font-family:sans-serif;margin:0 8px}</style></head><body>{body}</body></html>"""
-
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    problem = missing_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the browser is missing. {problem}")
-        pytest.skip(problem)
     from lnworked.stress.branch_scale_explorer import branch_scale_explorer
 
-    folder = tmp_path_factory.mktemp("branch-scale-page")
-    previous = os.environ.get("LNWORKED_STATIC_BUILD")
-    os.environ["LNWORKED_STATIC_BUILD"] = "1"
-    try:
-        body = branch_scale_explorer().data
-    finally:
-        if previous is None:
-            del os.environ["LNWORKED_STATIC_BUILD"]
-        else:
-            os.environ["LNWORKED_STATIC_BUILD"] = previous
-    (folder / "index.html").write_text(PAGE.replace("{body}", body), encoding="utf-8")
+    explorers = [branch_scale_explorer]
     OUT.mkdir(parents=True, exist_ok=True)
-    with BookServer(folder) as server:
-        driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
-        try:
-            yield driver, server.url("index.html")
-        finally:
-            driver.quit()
+    with explorer_page(tmp_path_factory, "branch scale", explorers) as (driver, url):
+        yield driver, url
 
 
 def _state(driver, root) -> dict:

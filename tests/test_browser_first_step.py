@@ -12,54 +12,31 @@ page does not scroll sideways; every explorer's chart text is at least 12 px at 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
 
-from browser_support import BookServer, missing_browser, start_chromium
+from browser_support import explorer_page
 
 pytestmark = pytest.mark.slow
 
 OUT = Path(__file__).resolve().parent.parent / "test-output" / "browser"
 
-PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>first step</title>
-<style>body{font-family:sans-serif;margin:0 8px}</style></head><body>{body}</body></html>"""
-
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    problem = missing_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the browser is missing. {problem}")
-        pytest.skip(problem)
     from lnworked import explore
     from lnworked.stress.deepnorm_explorer import deepnorm_explorer
     from lnworked.stress.explorer import sweep_explorer
     from lnworked.stress.first_step_explorer import first_step_explorer
 
-    folder = tmp_path_factory.mktemp("first-step-page")
-    previous = os.environ.get("LNWORKED_STATIC_BUILD")
-    os.environ["LNWORKED_STATIC_BUILD"] = "1"
-    try:  # the first-step explorer first, then every other explorer of the book (for the text sizes)
-        body = "".join(f().data for f in (first_step_explorer, explore.layer_norm_explorer, explore.depth_explorer,
-                                          explore.residual_explorer, explore.random_stack_explorer, sweep_explorer,
-                                          deepnorm_explorer))
-    finally:
-        if previous is None:
-            del os.environ["LNWORKED_STATIC_BUILD"]
-        else:
-            os.environ["LNWORKED_STATIC_BUILD"] = previous
-    (folder / "index.html").write_text(PAGE.replace("{body}", body), encoding="utf-8")
+    # the first-step explorer first, then every other explorer of the book (for the text sizes)
+    explorers = (first_step_explorer, explore.layer_norm_explorer, explore.depth_explorer,
+                 explore.residual_explorer, explore.random_stack_explorer, sweep_explorer,
+                 deepnorm_explorer)
     OUT.mkdir(parents=True, exist_ok=True)
-    with BookServer(folder) as server:
-        driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
-        try:
-            yield driver, server.url("index.html")
-        finally:
-            driver.quit()
+    with explorer_page(tmp_path_factory, "first step", explorers) as (driver, url):
+        yield driver, url
 
 
 def _state(driver, root) -> dict:

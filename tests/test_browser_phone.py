@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import BookServer, missing_browser, start_chromium
+from browser_support import BookServer, require_browser, start_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("LNWORKED_BOOK_HTML", ROOT / "book" / "_build" / "html")).resolve()
@@ -36,11 +36,7 @@ EXPLORER_PAGES = ["chapters/05_why_warmup", "chapters/05_stress_test", "chapters
 
 @pytest.fixture(scope="module")
 def server():
-    problem = missing_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the browser is missing. {problem}")
-        pytest.skip(problem)
+    require_browser()
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
     with BookServer(HTML) as book_server:
