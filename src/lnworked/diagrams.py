@@ -21,7 +21,10 @@ __all__ = ["block_diagrams", "identity_path_diagram", "transformer_block_diagram
 
 _BOX_W, _BOX_H = 1.5, 0.7
 _ADD_R = 0.32
-_HIGHWAY_X = 1.45
+#: :func:`block_diagrams`' one-block panels: wider boxes, the highway close beside them, and
+#: text one point above the house size, so that every label is 12 px tall on a 390 px phone.
+_BLOCK_W, _BLOCK_FONT = 1.8, FONT["box"] + 1
+_HIGHWAY_X = 1.3
 
 
 def _diagram_axes(ax, xlim, ylim):
@@ -31,21 +34,21 @@ def _diagram_axes(ax, xlim, ylim):
     ax.axis("off")
 
 
-def _box(ax, center, label, color, gid, width=_BOX_W, height=_BOX_H):
+def _box(ax, center, label, color, gid, width=_BOX_W, height=_BOX_H, font=FONT["box"]):
     """A rounded, filled box with white text, centred at ``center``; ``gid`` names it for tests."""
     x, y = center
     patch = FancyBboxPatch((x - width / 2, y - height / 2), width, height,
                            boxstyle="round,pad=0.02,rounding_size=0.12", facecolor=color,
                            edgecolor=color, zorder=3, gid=gid)
     ax.add_patch(patch)
-    ax.text(x, y, label, ha="center", va="center", color="white", fontsize=FONT["box"], zorder=4)
+    ax.text(x, y, label, ha="center", va="center", color="white", fontsize=font, zorder=4)
     return patch
 
 
-def _add_node(ax, center, gid="box-add", radius=_ADD_R):
+def _add_node(ax, center, gid="box-add", radius=_ADD_R, font=FONT["box"]):
     patch = Circle(center, radius, facecolor=PALETTE["add"], edgecolor=PALETTE["add"], zorder=3, gid=gid)
     ax.add_patch(patch)
-    ax.text(*center, "+", ha="center", va="center", color="white", fontsize=FONT["box"] + 3,
+    ax.text(*center, "+", ha="center", va="center", color="white", fontsize=font + 3,
             fontweight="bold", zorder=4)
     return patch
 
@@ -67,8 +70,8 @@ def _highway(ax, points, color=None, gid="highway", width=3.2):
     return line
 
 
-def _endpoint(ax, xy, label, va):
-    ax.text(*xy, label, ha="center", va=va, fontsize=FONT["box"], color=PALETTE["text"])
+def _endpoint(ax, xy, label, va, font=FONT["box"]):
+    ax.text(*xy, label, ha="center", va=va, fontsize=font, color=PALETTE["text"])
 
 
 def _stem(ax, fork):
@@ -79,11 +82,11 @@ def _stem(ax, fork):
 
 def _finish(ax, fork, out_y, note, title, color):
     """Input and output labels, the highway's note, the title and the diagram's frame."""
-    _endpoint(ax, (0, 0.15), "$x_{in}$", "top")
-    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom")
-    ax.text(_HIGHWAY_X + 0.15, fork + 1.0, note, color=PALETTE["highway"], fontsize=FONT["annotation"], va="center")
+    _endpoint(ax, (0, 0.15), "$x_{in}$", "top", font=_BLOCK_FONT)
+    _endpoint(ax, (0, out_y - 0.1), "$x_{out}$", "bottom", font=_BLOCK_FONT)
+    ax.text(_HIGHWAY_X + 0.12, fork + 1.0, note, color=PALETTE["highway"], fontsize=_BLOCK_FONT, va="center")
     _title(ax, title, color)
-    _diagram_axes(ax, (-1.3, 3.1), (-0.4, 7.1))
+    _diagram_axes(ax, (-1.0, 3.0), (-0.4, 7.1))
 
 
 def _post_ln_diagram(ax):
@@ -91,10 +94,10 @@ def _post_ln_diagram(ax):
     fork, f_y, add_y, ln_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
     _stem(ax, fork)
     _arrow(ax, (0, fork), (0, f_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
+    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer", width=_BLOCK_W, font=_BLOCK_FONT)
     _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
-    _add_node(ax, (0, add_y))
-    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
+    _add_node(ax, (0, add_y), font=_BLOCK_FONT)
+    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm", width=_BLOCK_W, font=_BLOCK_FONT)
     _arrow(ax, (0, ln_y + _BOX_H / 2), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y),
                   (0, add_y), (0, ln_y - _BOX_H / 2)])
@@ -106,11 +109,11 @@ def _pre_ln_diagram(ax):
     fork, ln_y, f_y, add_y, out_y = 1.0, 2.4, 3.8, 5.2, 6.5
     _stem(ax, fork)
     _arrow(ax, (0, fork), (0, ln_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm")
+    _box(ax, (0, ln_y), "LayerNorm", PALETTE["norm"], "box-norm", width=_BLOCK_W, font=_BLOCK_FONT)
     _arrow(ax, (0, ln_y + _BOX_H / 2), (0, f_y - _BOX_H / 2), PALETTE["text"])
-    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer")
+    _box(ax, (0, f_y), "Sublayer F", PALETTE["sublayer"], "box-sublayer", width=_BLOCK_W, font=_BLOCK_FONT)
     _arrow(ax, (0, f_y + _BOX_H / 2), (0, add_y - _ADD_R), PALETTE["text"])
-    _add_node(ax, (0, add_y))
+    _add_node(ax, (0, add_y), font=_BLOCK_FONT)
     _arrow(ax, (0, add_y + _ADD_R), (0, out_y - 0.15), PALETTE["text"])
     _highway(ax, [(0, fork), (_HIGHWAY_X, fork), (_HIGHWAY_X, add_y), (_ADD_R, add_y)])
     _finish(ax, fork, out_y, "highway\nbypasses\nevery box", "Pre-LN\n$x_{\\ell+1} = x_\\ell + F(\\mathrm{LN}(x_\\ell))$",
@@ -127,7 +130,7 @@ def block_diagrams(stacked: bool = False) -> Figure:
     if stacked:
         fig, (post, pre) = new_figure(3.1, 10.0, nrows=2)
     else:
-        fig, (post, pre) = new_figure(6.4, 5.6, ncols=2)  # narrow: legible on a phone
+        fig, (post, pre) = new_figure(5.0, 4.9, ncols=2)  # narrow: 12 px text on a phone
     _post_ln_diagram(post)
     _pre_ln_diagram(pre)
     return fig
