@@ -307,3 +307,31 @@ def test_checker_in_a_browser_without_a_kernel(tmp_path_factory, monkeypatch):
         assert driver.switch_to.active_element.get_attribute("name") == "answer"
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors
+
+
+def test_checker_has_no_wcag_violation_with_either_verdict(tmp_path_factory):
+    """axe-core's WCAG 2.1 A/AA rules on the checker, with a right and then a wrong verdict shown."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from test_accessibility import AXE, AXE_HINT, AXE_RUN_JS, WCAG_TAGS, describe
+
+    if not AXE.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and axe-core is missing at {AXE}: {AXE_HINT}")
+        pytest.skip(f"axe-core not installed at {AXE}: {AXE_HINT}")
+    with explorer_page(tmp_path_factory, "practice checker axe", [lambda: show_checker(BOOK_PROBLEMS)]) as (driver, url):
+        driver.get(url)
+        WebDriverWait(driver, 10).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "form.lnw-checker").get_attribute("data-lnw-ready") == "1")
+        driver.execute_script(AXE.read_text(encoding="utf-8"))
+        residual = next(iter(BOOK_PROBLEMS.values()))
+        for text in (residual.answer.text, "9**9**9**9"):
+            box = driver.find_element(By.NAME, "answer")
+            box.clear()
+            box.send_keys(text)
+            driver.find_element(By.CSS_SELECTOR, "form.lnw-checker button").click()
+            assert driver.find_element(By.CSS_SELECTOR, ".lnw-verdict").text
+            driver.set_script_timeout(120)
+            violations = driver.execute_async_script(AXE_RUN_JS, WCAG_TAGS, {})
+            assert not violations, f"checker with verdict for {text!r}:\n{describe(violations)}"
