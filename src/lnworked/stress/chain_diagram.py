@@ -89,7 +89,7 @@ def chain_diagram(numbers: Mapping):
     n = _check(numbers)
     pre, post, text, fix = PALETTE["pre"], PALETTE["post"], PALETTE["text"], PALETTE["blue"]
     links = [
-        [("Branch share ρ", text, True), ("of each sublayer", text, False),
+        [("Branch share ρ", text, True), ("first block → last:", text, False),
          (f"Pre-LN   {n['rho_pre']}", pre, False), (f"Post-LN  {n['rho_post']}", post, False)],
         [("Output moves more", text, True), ("per unit of step", text, True),
          ("logits' change, warmup's rate:", text, False),
