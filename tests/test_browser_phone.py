@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from book_toc import toc_files
 from browser_support import BookServer, require_browser, start_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,3 +258,21 @@ def test_a_wide_dataframe_table_becomes_cards_with_row_headers(browser, server):
     assert result["cards"] and result["width"] <= result["box"] + 1, result
     assert result["heads"] == [["rowheader", None, "row 1"], ["rowheader", None, "row 2"]]
     assert result["cells"] == [[f"column number {k}", f"column number {k}", f"2.{k}"] for k in range(7)]
+
+
+DISPLAY_MATH_JS = """
+return [...document.querySelectorAll('.bd-article mjx-container[display="true"]')]
+  .filter(m => m.getClientRects().length)
+  .map(m => ({width: m.scrollWidth, box: m.clientWidth,
+              text: (m.getAttribute('aria-label') || m.textContent).slice(0, 60)}))
+  .filter(m => m.width > m.box + 1);
+"""
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_phone_display_maths_fits_its_box(browser, server, name):
+    """At 390 px, with every fold open, each displayed equation fits the text column: a reader
+    sees the whole formula without scrolling it sideways (split long ones over aligned lines)."""
+    load(browser, server, name, *PHONE)
+    wide = browser.execute_script(DISPLAY_MATH_JS)
+    assert not wide, f"{name}: displayed maths wider than its box at {PHONE[0]} px: {wide}"
