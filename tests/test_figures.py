@@ -247,6 +247,11 @@ def test_identity_path_diagram(layers):
     assert not any(box_bounds(b)[0] <= 0 <= box_bounds(b)[1] for b in by_gid(pre, "box-norm"))
     assert all(box_bounds(b)[0] < 0 < box_bounds(b)[1] for b in by_gid(post, "box-norm"))
     assert not by_gid(post, "identity")
+    # the book's placement colours: Pre-LN violet, Post-LN magenta (as in every other figure)
+    assert to_rgba(identity.get_color()) == to_rgba(style.PALETTE["pre"])
+    assert to_rgba(pre.title.get_color()) == to_rgba(style.PALETTE["pre"])
+    assert to_rgba(post.title.get_color()) == to_rgba(style.PALETTE["post"])
+    assert to_rgba(style.PALETTE["pre"]) != to_rgba(style.PALETTE["post"])
 
 
 # --- Seed 004's bar charts --------------------------------------------------------------

@@ -140,7 +140,7 @@ def _stacked_column(ax, layers: int, pre: bool):
     """One column of ``layers`` blocks for :func:`identity_path_diagram`."""
     step, bottom, small = 2.0, 0.6, {"width": 0.8, "height": 0.4}
     top = bottom + layers * step + 0.3
-    stream = PALETTE["identity"] if pre else PALETTE["seed"]
+    stream = PALETTE["pre"] if pre else PALETTE["seed"]  # the book's placement colour for Pre-LN
     _endpoint(ax, (0, bottom - 0.15), "$x_0$", "top")
     _endpoint(ax, (0, top + 0.1), f"$x_{{{layers}}}$", "bottom")
     if pre:
@@ -173,13 +173,13 @@ def _stacked_column(ax, layers: int, pre: bool):
 def identity_path_diagram(layers: int = 4) -> Figure:
     """Seed 002's diagram: ``layers`` stacked blocks, Pre-Norm (left) and Post-Norm (right).
 
-    Pre-Norm: a blue identity line (gid ``identity``) runs the full height, untouched; the
+    Pre-Norm: an identity line in Pre-LN's colour (violet, gid ``identity``) runs the full height, untouched; the
     branches tap it, pass N and F, and add back. Post-Norm: the residual is still added,
     but an N box sits on the stream after every add, so every path passes through N.
     """
     fig, (pre, post) = new_figure(4.4, 1.8 + 1.4 * layers, ncols=2)  # narrow: legible on a phone
     _stacked_column(pre, layers, pre=True)
-    _title(pre, "Pre-LN: untouched\nidentity highway", PALETTE["identity"])
+    _title(pre, "Pre-LN: untouched\nidentity highway", PALETTE["pre"])
     _stacked_column(post, layers, pre=False)
     _title(post, "Post-LN: every path\npasses through N", PALETTE["post"])
     return fig
