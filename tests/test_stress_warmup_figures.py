@@ -11,7 +11,8 @@ import pytest
 from matplotlib.colors import to_hex
 
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
-                                            first_update_figure, loss_along_update_figure)
+                                            first_update_figure, loss_along_update_figure,
+                                            step_response_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -92,12 +93,37 @@ def test_warmed_up_curves_differ_in_colour_and_marker():
     assert len({line.get_marker() for line in means}) == 4
 
 
+def _response_rows():
+    """Three runs at two steps; the delivered share is 0.5 + step / 100 (+ 0.2 for Pre-LN)."""
+    return [dict(run=run, pre_norm=pre_norm, warmup=warmup, step=step, delivered=0.5 + step / 100 + 0.2 * pre_norm)
+            for run, pre_norm, warmup in (("Pre-Norm · no warmup", True, 0), ("Post-Norm · no warmup", False, 0),
+                                          ("Post-Norm · 120-step warmup", False, 120))
+            for step in (60, 0)]
+
+
+def test_step_response_figure_draws_each_runs_shares_in_step_order():
+    fig = step_response_figure(_response_rows())
+    ax = fig.axes[0]
+    pre = _line(ax, "Pre-LN, no warmup")
+    assert list(pre.get_xdata()) == [0, 60]
+    assert np.allclose(pre.get_ydata(), [0.7, 1.3])
+    assert np.allclose(_line(ax, "Post-LN, 120-step warmup").get_ydata(), [0.5, 1.1])
+    warm, post = _line(ax, "Post-LN, 120-step warmup"), _line(ax, "Post-LN, no warmup")
+    assert (warm.get_color(), warm.get_marker()) != (post.get_color(), post.get_marker())
+
+
+def test_step_response_figure_rejects_no_rows():
+    with pytest.raises(ValueError, match="rows"):
+        step_response_figure([])
+
+
 @pytest.mark.parametrize("make", [
     lambda: argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL),
     lambda: first_update_figure(_first_update_rows(), RATE, SMALL),
     lambda: first_steps_figure({"Pre-LN": np.ones((2, 5)), "Post-LN": np.ones((2, 5))}),
     lambda: amplification_figure([dict(r, output_change=r["relative"]) for r in _first_update_rows()
                                   if r["learning_rate"] == RATE], _shares()),
+    lambda: step_response_figure(_response_rows()),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()
@@ -160,6 +186,7 @@ def _along_curves():
     lambda: amplification_figure([dict(r, output_change=r["relative"]) for r in _first_update_rows()
                                   if r["learning_rate"] == RATE], _shares()),
     lambda: argument_figure(_shares(), _profile_rows(), _first_update_rows(), SMALL),
+    lambda: step_response_figure(_response_rows()),
 ])
 def test_legend_sits_below_every_axes(make):
     """A phone shows these figures small: a legend inside an axes would cover curves."""

@@ -327,22 +327,3 @@ def read_step_response_csv(path) -> list[dict]:
         return [{"run": r["run"], "pre_norm": r["pre_norm"] == "1", "warmup": int(r["warmup"]),
                  "step": int(r["step"]), "alive": r["alive"] == "1", **{k: float(r[k]) for k in _RESPONSE_FLOATS}}
                 for r in csv.DictReader(handle)]
-
-
-def step_response_figure(rows):
-    """The delivered fraction ``delta_loss / linear_delta_loss`` of one full-rate step against
-    the training step its weights come from, one line per run."""
-    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
-    from lnworked.stress.report import display_name
-    from lnworked.style import PALETTE, new_figure
-
-    fig, ax = new_figure(WIDTH, 3.6)
-    for run in dict.fromkeys(r["run"] for r in rows):
-        mine = sorted((r for r in rows if r["run"] == run), key=lambda r: r["step"])
-        color = PALETTE["pre"] if mine[0]["pre_norm"] else PALETTE["post"]
-        ax.plot([r["step"] for r in mine], [r["delivered"] for r in mine], color=color, marker="o",
-                linestyle="--" if mine[0]["warmup"] else "-", linewidth=2, label=display_name(run))
-    ax.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
-    _style(ax, "", "training step s of the weights", "delivered / promised loss drop")
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False)
-    return fig

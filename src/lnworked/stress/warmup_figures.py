@@ -17,7 +17,7 @@ from matplotlib.ticker import MaxNLocator
 
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure",
+__all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
@@ -201,4 +201,26 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
     _style(backward, "2. Backward: gradient", "block ℓ", "gradient norm")
     _style(update, "3. Update: logit change", "blocks L in the model", "relative Δ logits")
     _legend_below(fig, forward, ncols=2)
+    return fig
+
+
+def step_response_figure(rows):
+    """The delivered share ``delta_loss / linear_delta_loss`` of one full-rate step against the
+    training step its weights come from, one line per run (``rows``: dicts with ``run``,
+    ``pre_norm``, ``warmup``, ``step``, ``delivered``); a dotted line at 1 (all of the promise)."""
+    from lnworked.stress.report import display_name
+
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    if not runs:
+        raise ValueError("rows: empty, no run to draw")
+    fig, ax = new_figure(WIDTH, 5.5)
+    for run in runs:
+        mine = sorted((r for r in rows if r["run"] == run), key=lambda r: r["step"])
+        name = "Pre-LN" if mine[0]["pre_norm"] else "Post-LN"
+        color, style, marker = STEP_LOOKS[name + (" + warmup" if mine[0]["warmup"] else "")]
+        ax.plot([r["step"] for r in mine], [r["delivered"] for r in mine], color=color, marker=marker,
+                linestyle=style, linewidth=2, label=display_name(run))
+    ax.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
+    _style(ax, "", "training step of the weights", "delivered / promised")
+    _legend_below(fig, ax)
     return fig
