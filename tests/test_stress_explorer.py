@@ -19,6 +19,7 @@ from lnworked.explore import format_readout  # noqa: E402
 from lnworked.stress.committed import committed_sweep, committed_sweep_steps  # noqa: E402
 from lnworked.stress.config import RunSpec, StressConfig  # noqa: E402
 from lnworked.stress.results import RunResult, StressResult  # noqa: E402
+from lnworked.style import PALETTE  # noqa: E402
 
 CHAPTER = Path(__file__).resolve().parents[1] / "book" / "chapters" / "05_stress_test.ipynb"
 
@@ -128,6 +129,7 @@ const panels = plot.querySelectorAll('svg.lnw-panel').map(p => {
   const axes = p.querySelector('g.lnw-axes'), frame = axes.querySelectorAll('line')[1].attrs;
   return { key: p.attrs['data-panel'], top: +frame.y1, bottom: +frame.y2, left: +frame.x1,
            paths: p.querySelectorAll('path.lnw-line').map(e => [e.attrs['data-series'], e.attrs.d]),
+           strokes: p.querySelectorAll('path.lnw-line').map(e => e.attrs.stroke),
            refs: p.querySelectorAll('line.lnw-ref').length,
            ticks: axes.querySelectorAll('text').map(t => t.textContent) };
 });
@@ -171,12 +173,16 @@ def test_static_loss_panel_follows_the_chosen_run(static):
     x_ticks = spec_grid(sweep_explorer_spec())["x_ticks"]
     html = sweep_explorer().data
     norm_ticks = set()
-    for variant, layers, rate, seed in (("Post-LN", 6, 0.008, 7), ("Post-LN", 6, 0.008, 8), ("Pre-LN", 12, 0.002, 7)):
+    # the book's colours (lnworked.style): Pre-LN violet, Post-LN magenta, as in the chapter's Fig. 5.1
+    colours = {"Pre-LN": PALETTE["violet"], "Post-LN": PALETTE["magenta"], "Post-LN + warmup": PALETTE["orange"]}
+    for variant, layers, rate, seed in (("Post-LN", 6, 0.008, 7), ("Post-LN", 6, 0.008, 8), ("Pre-LN", 12, 0.002, 7),
+                                        ("Post-LN + warmup", 6, 0.008, 7)):
         out = _panels_in_node(html, {"variant": variant, "layers": str(layers), "rate": f"{rate:g}",
                                      "seed": str(seed)})
         panels = {p["key"]: p for p in out["panels"]}
         assert list(panels) == ["loss", "gradient_norm"] and out["viewBox"] == "0 0 520 460"
         loss_panel, norm_panel = panels["loss"], panels["gradient_norm"]
+        assert loss_panel["strokes"] == norm_panel["strokes"] == [colours[variant]], (variant, out["panels"])
         assert [k for k, _ in loss_panel["paths"]] == ["loss"] and [k for k, _ in norm_panel["paths"]] == [
             "gradient_norm"]
         assert loss_panel["refs"] == 1 and norm_panel["refs"] == 0         # ln V is drawn with the loss

@@ -335,7 +335,11 @@
         lineChart(panel, {
           xs: data.steps, log: p.log, nice: !p.log, yMin: range[0], yMax: range[1], xTicks: data.x_ticks, ref: p.ref,
           tickChars: 4,
-          series: p.series.map(function (k) { return series(data, k, null, run[k]); }),
+          series: p.series.map(function (k) {   /* drawn in the run's colour (its placement's) when it has one */
+            var s = series(data, k, null, run[k]);
+            if (run.color) { s.color = run.color; }
+            return s;
+          }),
           xLabel: p.x_label, yLabel: p.y_label
         });
         top += ph;

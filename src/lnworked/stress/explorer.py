@@ -6,8 +6,8 @@
     options are exactly the committed sweep's (:func:`~lnworked.stress.committed.committed_sweep`).
     It draws that run's loss per step in one panel (a linear axis fitted to the run and the
     loss of a uniform guess, ``ln V`` for ``V`` = the vocabulary size: :func:`loss_axis`) and
-    its global gradient norm in a second panel below (a log axis shared by every run), and
-    reads out the run's
+    its global gradient norm in a second panel below (a log axis shared by every run), both in
+    the run's colour (:func:`run_color`), and reads out the run's
     final loss, maximum gradient norm and divergence step from the sweep's table. Built
     on :mod:`lnworked.explore`'s spec (:class:`~lnworked.explore.Explorer`), so the
     static form is the same HTML, script and DOM contract as the book's other explorers
@@ -28,7 +28,7 @@ import numpy as np
 
 from lnworked.stress.config import StressConfig
 
-__all__ = ["sweep_explorer", "sweep_explorer_spec", "sweep_readouts", "training_explorer", "train_and_show",
+__all__ = ["sweep_explorer", "sweep_explorer_spec", "run_color", "sweep_readouts", "training_explorer", "train_and_show",
            "loss_axis", "READOUT_KEYS"]
 
 #: The y labels of the explorer's two panels.
@@ -61,6 +61,14 @@ def loss_axis(loss, uniform: float, margin: float = 0.05) -> tuple[float, float]
     lo, hi = min(values), max(values)
     pad = margin * (hi - lo) if hi > lo else 0.5
     return round(max(lo - pad, 0.0), 4), round(hi + pad, 4)
+
+
+def run_color(row: dict) -> str:
+    """A sweep row's colour, as in chapter 5's other figures: Pre-LN violet, Post-LN magenta,
+    Post-LN with warmup orange (:data:`lnworked.style.PALETTE`)."""
+    from lnworked.stress.report import _run_colors
+
+    return _run_colors()[(bool(row["pre_norm"]), row["warmup_steps"] > 0)]
 
 
 def _run_key(values: dict) -> tuple:
@@ -110,6 +118,7 @@ def sweep_explorer_spec(folder=None):
         from lnworked.style import style_axes
 
         loss, norm = curves[_run_key(values)]
+        color = run_color(by_key[_run_key(values)])
         fig = ax.figure
         fig.set_size_inches(6.2, 5.6)
         inner = ax.get_subplotspec().subgridspec(2, 1)
@@ -118,9 +127,9 @@ def sweep_explorer_spec(folder=None):
         ax.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="uniform",
                    label=f"uniform guess, ln {StressConfig().vocab_size}")
         loss_series, norm_series = spec.series
-        ax.plot(np.arange(1, len(loss) + 1), loss, color=loss_series.color, label=loss_series.label,
+        ax.plot(np.arange(1, len(loss) + 1), loss, color=color, label=loss_series.label,
                 gid=loss_series.key)
-        norm_ax.semilogy(np.arange(1, len(norm) + 1), norm, color=norm_series.color, label=norm_series.label,
+        norm_ax.semilogy(np.arange(1, len(norm) + 1), norm, color=color, label=norm_series.label,
                          gid=norm_series.key)
         ax.set_xlim(1, steps)
         ax.set_ylim(*loss_axis(loss, uniform))
@@ -140,7 +149,7 @@ def sweep_explorer_spec(folder=None):
             loss, norm = curves[key]
             text = "|".join(_key(v) for v in key)
             runs[text] = {"loss": _curve(loss, steps), "gradient_norm": _curve(norm, steps),
-                          "loss_range": list(loss_axis(loss, uniform)),
+                          "loss_range": list(loss_axis(loss, uniform)), "color": run_color(row),
                           "readouts": [sweep_readouts(row)[k] for k in READOUT_KEYS]}
         norm_min, norm_max = _norm_range()
         # two panels, one above the other, on a taller canvas (the script's view_box / phone_view_box)
