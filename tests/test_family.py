@@ -1,6 +1,6 @@
 """The wider family (lnworked.placements, random_stack, family_table): each block against its
 formula re-computed directly, the analytic gradient route against jax autodiff, and the
-seed-002 claims that hold in the toy stack.
+seed-002 claims that hold in the random stack.
 
 The claims are asserted over fixed seed sets with wide margins; they were checked on five
 disjoint sets of ten seeds before being written down (see the chapter "The wider family").
