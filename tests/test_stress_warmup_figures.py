@@ -112,6 +112,15 @@ def test_step_response_figure_draws_each_runs_shares_in_step_order():
     assert (warm.get_color(), warm.get_marker()) != (post.get_color(), post.get_marker())
 
 
+def test_step_response_figure_text_is_at_least_12_px_on_a_358_px_wide_screen():
+    """Shown 358 px wide, a point of the figure is 358 / (width in points) px."""
+    fig = step_response_figure(_response_rows())
+    ax = fig.axes[0]
+    texts = [ax.xaxis.label, ax.yaxis.label] + ax.get_xticklabels() + ax.get_yticklabels() + list(fig.legends[0].get_texts())
+    px_per_point = 358 / (fig.get_figwidth() * 72)
+    assert min(t.get_fontsize() for t in texts if t.get_text()) * px_per_point >= 12
+
+
 def test_step_response_figure_rejects_no_rows():
     with pytest.raises(ValueError, match="rows"):
         step_response_figure([])
