@@ -219,3 +219,31 @@ def test_final_norm_leaves_the_stream_as_it_is_by_jax():
     assert math.isclose(evidence["stream_top"], float(jnp.std(x)), rel_tol=1e-9)
     assert evidence["stream_top"] > 2 * evidence["stream_0"]
     assert math.isclose(float(jnp.std(_ln(x))), 1.0, rel_tol=1e-5) and math.isclose(evidence["final"], 1.0, rel_tol=1e-5)
+
+
+def test_summary_table_has_one_linked_row_per_erratum():
+    """The errata page's table: three columns, one row per erratum of the page, each linking to the
+    label that the entry's own markdown opens with."""
+    from lnworked.conceptual_errata import SUMMARY_WORDS, errata_summary_markdown
+    from lnworked.display import arithmetic_erratum_markdown, errata
+
+    arithmetic, concepts = errata(), conceptual_errata()
+    lines = errata_summary_markdown(arithmetic, concepts).strip().splitlines()
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines[2:]]
+    assert len(rows) == len(arithmetic) + len(concepts) and all(len(row) == 3 for row in rows)
+    entries = ([arithmetic_erratum_markdown(e) for e in arithmetic]
+               + [conceptual_erratum_markdown(c) for c in concepts])
+    for row, entry, source in zip(rows, entries, [e.seed[:3] for e in arithmetic] + [c.source for c in concepts]):
+        (target,) = re.findall(r"\]\(#([\w-]+)\)$", row[2])
+        assert entry.startswith(f"({target})=\n") and row[0] == source
+    for record in concepts:
+        assert all(0 < len(part.split()) <= SUMMARY_WORDS for part in record.summary), record.id
+
+
+def test_a_summary_longer_than_its_limit_is_refused():
+    record = get_conceptual_erratum("004-ex6-bounded")
+    fields = {k: getattr(record, k) for k in record.__dataclass_fields__}
+    with pytest.raises(ValueError, match=r"^summary:"):
+        type(record)(**{**fields, "summary": ("one two three four five six seven eight nine", "ok")})
+    with pytest.raises(ValueError, match=r"^summary:"):
+        type(record)(**{**fields, "summary": ("only one half",)})

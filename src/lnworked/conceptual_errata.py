@@ -30,9 +30,13 @@ from lnworked.depth import gradient_factor, gradient_norm_profile, residual_std
 from lnworked.display import format_value
 from lnworked.norms import layer_norm, layer_norm_jacobian
 
-__all__ = ["ConceptualErratum", "conceptual_errata", "get_conceptual_erratum", "conceptual_erratum_markdown"]
+__all__ = ["ConceptualErratum", "conceptual_errata", "get_conceptual_erratum", "conceptual_erratum_markdown",
+           "errata_summary_markdown"]
 
 VERDICTS = ("wrong", "misleading")
+
+#: The most words each half of a record's ``summary`` (the errata page's summary table) may have.
+SUMMARY_WORDS = 8
 
 
 @dataclass(frozen=True)
@@ -51,10 +55,14 @@ class ConceptualErratum:
     section: str | None = None
     location: str = ""
     check: str = ""
+    summary: tuple[str, str] = ()
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.summary and (len(self.summary) != 2
+                             or any(not 0 < len(part.split()) <= SUMMARY_WORDS for part in self.summary)):
+            raise ValueError(f"summary: must be (claim, truth), each 1 to {SUMMARY_WORDS} words, got {self.summary!r}")
         object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
 
     @property
@@ -397,9 +405,57 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
 ]
 
 
+#: Each record's ``summary``: what the source text claims and what is true, in at most 8 words each.
+_SUMMARIES = {
+    "000-eigenvalues": ("J_LN's eigenvalues are close to 1", "It always has eigenvalues 0 and near 0"),
+    "000-eigenvalue-products": ("Stacked layers' sub-unit eigenvalues multiply together",
+                                "A product's eigenvalues are not their products"),
+    "000-post-formula-order": ("∂L/∂x₂ = J_LN·g·(1 + J_s)", "g crosses the norm, then (I + J_s)"),
+    "001-at-least-one": ("Pre-LN's gradient at x₀ is at least 1", "Branches can point against it and shrink it"),
+    "001-factor-below-one": ("Each Post-LN norm typically shrinks the gradient",
+                             "Random stacks' factor per layer is near 1"),
+    "001-never-multiplied": ("Pre-LN branch gradients are never multiplied", "Products of branch Jacobians appear too"),
+    "001-warmup-cause": ("Vanishing early gradients are why Post-LN warms up",
+                         "Xiong et al.: large updates near the output"),
+    "001-deep-post-ln": ("Deep Post-LN barely trains without careful warmup",
+                         "With residual scaling it trains very deep"),
+    "001-final-norm": ("A final norm tames the stream's growth", "It rescales the output, not the stream"),
+    "004-ex1-pattern": ("F's pattern survived: last entries are larger", "That shape is x's; F's alternates signs"),
+    "004-ex2-centre": ("The Pre-LN highway preserves the stream's centre", "Only when the write has mean 0"),
+    "004-ex4-warmup": ("A 1/100 backward factor explains Post-LN's warmup",
+                       "Typical factors are near 1; warmup's cause differs"),
+    "004-ex5-highway": ("Each block's factor is at least 1", "Its smallest singular value is often below 1"),
+    "004-ex6-bounded": ("√L growth is bounded", "√L grows without bound, only slowly"),
+    "004-ex7-toy-depth": ("0.65⁹⁶: early layers get zero gradient", "A random matrix stack's is far larger"),
+    "004-ex7-palm-warmup": ("GPT-3 and PaLM both warm up", "GPT-3 warms up; PaLM does not"),
+}
+
+
 @lru_cache(maxsize=1)
 def _records() -> tuple[ConceptualErratum, ...]:
-    return tuple(ConceptualErratum(**spec, evidence=(compute() if compute else {})) for spec, compute in _SPECS)
+    return tuple(ConceptualErratum(**spec, summary=_SUMMARIES[spec["id"]], evidence=(compute() if compute else {}))
+                 for spec, compute in _SPECS)
+
+
+def errata_summary_markdown(arithmetic=None, conceptual=None) -> str:
+    """The errata page's summary: a three-column Markdown table (source text | the text says | what is
+    true), one row per erratum, arithmetic ones first, each "what is true" cell linking to its entry.
+
+    An arithmetic erratum (:func:`lnworked.display.errata`) says its title and stated value and is
+    answered by the computed value; a conceptual one by its :attr:`ConceptualErratum.summary`.
+    """
+    from lnworked.display import display_title, errata
+
+    arithmetic = errata() if arithmetic is None else arithmetic
+    conceptual = conceptual_errata() if conceptual is None else conceptual
+    rows = ["| source | the text says | what is true |", "|---|---|---|"]
+    for example in arithmetic:
+        rows.append(f"| {example.seed[:3]} | {display_title(example)}: {format_value(example.stated)} "
+                    f"| [{format_value(example.computed)}](#erratum-{example.id}) |")
+    for record in conceptual:
+        claim, truth = record.summary
+        rows.append(f"| {record.source} | {claim} | [{truth}](#{record.anchor}) |")
+    return "\n".join(rows) + "\n"
 
 
 def conceptual_errata() -> list[ConceptualErratum]:
