@@ -247,3 +247,14 @@ def test_a_summary_longer_than_its_limit_is_refused():
         type(record)(**{**fields, "summary": ("one two three four five six seven eight nine", "ok")})
     with pytest.raises(ValueError, match=r"^summary:"):
         type(record)(**{**fields, "summary": ("only one half",)})
+
+
+def test_warmup_summary_agrees_with_chapter_six_not_with_xiong():
+    """The warmup erratum's entry concludes that on this model the gradients at initialisation are of the same
+    order in both placements and the first update's effect on the output differs; its one-line summary must say
+    that, not Xiong et al.'s "large gradients/updates near the output" (which the entry reports as not measured here)."""
+    from lnworked.conceptual_errata import conceptual_errata
+    record = next(r for r in conceptual_errata() if r.id == "001-warmup-cause")
+    truth = record.summary[1].lower()
+    assert "output" in truth and "ch5w-answer" in record.truth
+    assert "xiong" not in truth and "large" not in truth
