@@ -98,3 +98,19 @@ def test_a_value_that_is_not_a_formatted_string_is_refused():
         chain_diagram(values)
     with pytest.raises(ValueError, match="numbers"):
         chain_diagram(["rho_pre"])
+
+
+def test_deepnorm_box_left_open_reads_as_words():
+    values = dict(tokens(), kappa_fold=None, kappa_delivered=None)
+    fig = chain_diagram(values)
+    drawn = " ".join(t.get_text() for t in texts(fig))
+    assert "?" not in drawn and "None" not in drawn
+    assert "measured" in drawn and "DeepNorm" in drawn
+    assert values["warmup_delivered"] in drawn  # the other box keeps its value
+    width = png_width(fig)
+    assert min(style.phone_font_px(t.get_fontsize(), width, screen_px=SCREEN_PX) for t in texts(fig)) >= 12
+
+
+def test_deepnorm_values_open_only_together():
+    with pytest.raises(ValueError, match="kappa_delivered"):
+        chain_diagram(dict(tokens(), kappa_fold=None))

@@ -19,7 +19,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from lnworked.style import FONT, PALETTE, new_figure
 
-__all__ = ["CHAIN_KEYS", "WIDTH", "chain_diagram"]
+__all__ = ["CHAIN_KEYS", "OPEN_KEYS", "WIDTH", "chain_diagram"]
 
 #: The values the diagram needs, each a formatted string: key -> what it is.
 CHAIN_KEYS = {
@@ -37,6 +37,9 @@ CHAIN_KEYS = {
     "kappa_fold": "how many times DeepNorm's kappa lowers Post-LN's mean branch share",
     "kappa_delivered": "share (%) Post-LN's full-rate first step delivers at DeepNorm's kappa",
 }
+
+#: The keys that may be None: DeepNorm's box then says its values are measured later.
+OPEN_KEYS = ("kappa_fold", "kappa_delivered")
 
 #: Figure width in inches: 12 pt text drawn at 110 dpi and shrunk to 358 px stays >= 12 px.
 WIDTH = 4.6
@@ -56,8 +59,12 @@ def _check(numbers: Mapping) -> dict:
         raise ValueError(f"numbers is missing {', '.join(repr(k) for k in missing)} "
                          f"({'; '.join(CHAIN_KEYS[k] for k in missing)})")
     for key in CHAIN_KEYS:
+        if key in OPEN_KEYS and numbers[key] is None:
+            continue
         if not isinstance(numbers[key], str) or not numbers[key].strip():
             raise ValueError(f"numbers[{key!r}] must be a non-empty formatted string, got {numbers[key]!r}")
+    if (numbers["kappa_fold"] is None) != (numbers["kappa_delivered"] is None):
+        raise ValueError("numbers['kappa_fold'] and numbers['kappa_delivered'] must both be strings or both None")
     return {key: numbers[key] for key in CHAIN_KEYS}
 
 
@@ -84,7 +91,9 @@ def chain_diagram(numbers: Mapping):
     """The chain, one box per link, with the caller's values; the two fixes as side arrows.
 
     ``numbers`` maps every key of :data:`CHAIN_KEYS` to a formatted string (no units: the
-    diagram adds "%" and "×"). Raises ValueError naming any missing key.
+    diagram adds "%" and "×"). Raises ValueError naming any missing key. The keys of
+    :data:`OPEN_KEYS` may be None together: DeepNorm's box then reads "ρ lower → measured
+    in §DeepNorm", for a page that shows the diagram before it measures DeepNorm.
     """
     n = _check(numbers)
     pre, post, text, fix = PALETTE["pre"], PALETTE["post"], PALETTE["text"], PALETTE["blue"]
@@ -115,7 +124,10 @@ def chain_diagram(numbers: Mapping):
             _arrow(ax, (middle, tops[i - 1] - _BOX_HEIGHT), (middle, top), PALETTE["norm"])
     fixes = [
         (0, [("DeepNorm's κ", fix, True), (f"ρ {n['kappa_fold']}×", text, False), ("lower", text, False),
-             (f"→ {n['kappa_delivered']}%", post, False), ("delivered", text, False)]),
+             (f"→ {n['kappa_delivered']}%", post, False), ("delivered", text, False)]
+         if n["kappa_fold"] is not None else
+         [("DeepNorm's κ", fix, True), ("ρ lower", text, False), ("→ measured", post, False),
+          ("in §DeepNorm", text, False)]),
         (3, [("Warmup", fix, True), ("first step", text, False), (f"{n['warmup_factor']}× smaller", text, False),
              (f"→ {n['warmup_delivered']}%", post, False), ("delivered", text, False)]),
     ]
