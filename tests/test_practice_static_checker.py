@@ -335,3 +335,55 @@ def test_checker_has_no_wcag_violation_with_either_verdict(tmp_path_factory):
             driver.set_script_timeout(120)
             violations = driver.execute_async_script(AXE_RUN_JS, WCAG_TAGS, {})
             assert not violations, f"checker with verdict for {text!r}:\n{describe(violations)}"
+
+
+def _menu_labels(html_text: str) -> list[str]:
+    import html as html_module
+
+    select = re.search(r'<select[^>]*name="problem"[^>]*>(.*?)</select>', html_text, re.S).group(1)
+    return [html_module.unescape(label) for label in re.findall(r"<option[^>]*>(.*?)</option>", select)]
+
+
+def _page_menu():
+    from lnworked.practice.widget import page_numbered
+
+    problems = {name: variant(2024, "book", name) for name in FAMILIES}
+    chapters = ROOT / "book" / "chapters"
+    return problems, page_numbered(problems, chapters / "07_practice.ipynb", ROOT / "book" / "_toc.yml")
+
+
+def test_checker_menu_follows_the_page_order_of_the_notebook():
+    """Read the raw notebook JSON line by line (not through nbformat): the order in which the
+    exercises show each family's statement is the order of the menu, and the k-th option is numbered k."""
+    problems, menu = _page_menu()
+    raw = (ROOT / "book" / "chapters" / "07_practice.ipynb").read_text(encoding="utf-8")
+    shown = re.findall(r"glue:md\}\s+(\w+)-statement", raw)
+    assert [problem.family for problem in menu.values()] == shown
+    assert sorted(shown) == sorted(problems)
+    labels = _menu_labels(static_checker(menu))
+    assert [label.split(" ", 1)[0].split(".")[1] for label in labels] == [str(k) for k in range(1, len(labels) + 1)]
+    titles = re.findall(r"\{exercise\}\s*([^\n\"]*?)\\n", raw)
+    assert [label.split(" ", 1)[1] for label in labels] == [json.loads(f'"{t}"') for t in titles]
+
+
+def test_checker_menu_matches_the_built_pages_exercise_numbers():
+    """The built book is the page a reader sees: its "Exercise N.k (title)" headings, in order, are the menu."""
+    page = Path(os.environ.get("LNWORKED_BOOK_HTML", ROOT / "book" / "_build" / "html")) / "chapters" / "07_practice.html"
+    if not page.exists():
+        pytest.skip(f"the built practice page {page} is missing (run `make book`)")
+    import html as html_module
+
+    headings = re.findall(r"Exercise (\d+\.\d+) </span> \((.*?)\)</p>", page.read_text(encoding="utf-8"))
+    built = [f"{number} {html_module.unescape(title)}" for number, title in dict.fromkeys(headings)]
+    built = [label.replace("\u2019", "'") for label in built]  # Sphinx's smart quotes
+    assert _menu_labels(static_checker(_page_menu()[1])) == built
+
+
+def test_page_numbered_refuses_a_problem_the_page_does_not_show():
+    from lnworked.practice.widget import page_numbered
+
+    problems = {name: variant(2024, "book", name) for name in FAMILIES}
+    extra = {**problems, "not_on_the_page": problems[next(iter(problems))]}
+    extra["not_on_the_page"] = type(extra["not_on_the_page"])(**{**extra["not_on_the_page"].__dict__, "family": "not_on_the_page"})
+    with pytest.raises(ValueError, match=r"^problems: .*not_on_the_page"):
+        page_numbered(extra, ROOT / "book" / "chapters" / "07_practice.ipynb", ROOT / "book" / "_toc.yml")

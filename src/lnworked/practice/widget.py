@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import uuid
 from importlib import resources
+from pathlib import Path
 
 from lnworked.practice.answers import check_answer
 
-__all__ = ["answer_checker", "feedback_html", "static_checker", "show_checker", "answers_script"]
+__all__ = ["answer_checker", "feedback_html", "page_numbered", "static_checker", "show_checker", "answers_script"]
 
 
 def feedback_html(problem, text: str) -> str:
@@ -78,6 +80,56 @@ _STYLE = """<style>
 html[data-theme="dark"] .lnw-checker .lnw-right{color:#6fdd8b}
 html[data-theme="dark"] .lnw-checker .lnw-wrong{color:#ff8a80}
 </style>"""
+
+
+_EXERCISE = re.compile(r"^(:{3,})\{exercise\}[ \t]*(.*)$", re.MULTILINE)
+_STATEMENT = re.compile(r"\{glue:md\}[ \t]+([A-Za-z0-9_]+)-statement")
+
+
+def chapter_number(chapter: str | Path, toc: str | Path) -> int:
+    """The number Jupyter Book gives ``chapter`` (a path like ``chapters/07_practice``, any suffix):
+    its 1-based position among the chapters of the numbered parts of ``toc`` (``_toc.yml``),
+    counted across parts as ``use_multitoc_numbering`` does."""
+    import yaml
+
+    target = Path(chapter).with_suffix("").as_posix()
+    numbered = [Path(entry["file"]).with_suffix("").as_posix()
+                for part in yaml.safe_load(Path(toc).read_text(encoding="utf-8"))["parts"]
+                if part.get("numbered") for entry in part.get("chapters", [])]
+    if target not in numbered:
+        raise ValueError(f"chapter: {target!r} is not a numbered chapter of {toc}")
+    return numbered.index(target) + 1
+
+
+def page_numbered(problems: dict, notebook: str | Path, toc: str | Path) -> dict:
+    """``{family: Problem}`` -> ``{"N.k Title": Problem}`` in the order the page shows them.
+
+    The page is ``notebook``: its k-th ``{exercise}`` directive (``:nonumber:`` ones skipped) is
+    exercise N.k, N the chapter's number (:func:`chapter_number`), its title the directive's and
+    its problem the family whose ``{glue:md} family-statement`` the directive shows. So the
+    checker's menu reads as the page's numbered exercises do."""
+    import nbformat
+
+    notebook = Path(notebook)
+    text = "\n".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells
+                     if cell.cell_type == "markdown")
+    number = chapter_number(notebook.resolve().relative_to(Path(toc).resolve().parent), toc)
+    labelled, k = {}, 0
+    for match in _EXERCISE.finditer(text):
+        fence = match.group(1)
+        end = text.find("\n" + fence + "\n", match.end())
+        body = text[match.end(): end if end >= 0 else len(text)]
+        if re.search(r"^:nonumber:", body, re.MULTILINE):
+            continue
+        k += 1
+        family = _STATEMENT.search(body)
+        if family is None or family.group(1) not in problems:
+            continue
+        labelled[f"{number}.{k} {match.group(2).strip()}"] = problems[family.group(1)]
+    missing = set(problems) - {p.family for p in labelled.values()}
+    if missing:
+        raise ValueError(f"problems: {sorted(missing)} not shown as an exercise on {notebook.name}")
+    return labelled
 
 
 def static_checker(problems: dict) -> str:
