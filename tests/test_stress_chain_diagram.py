@@ -28,13 +28,13 @@ def png_width(fig):
     return int.from_bytes(fig._repr_png_()[16:20], "big")  # the PNG header's IHDR width
 
 
-def test_every_text_is_at_least_12_px_on_a_phone():
+def test_every_text_is_at_least_13_px_on_a_phone():
     fig = chain_diagram(tokens())
     width = png_width(fig)
     sizes = {t.get_text(): style.phone_font_px(t.get_fontsize(), width, screen_px=SCREEN_PX) for t in texts(fig)}
     assert sizes
-    small = {text: round(px, 1) for text, px in sizes.items() if px < 12}
-    assert not small, f"texts under 12 px at {SCREEN_PX} px: {small}"
+    small = {text: round(px, 1) for text, px in sizes.items() if px < 13}
+    assert not small, f"texts under 13 px at {SCREEN_PX} px: {small}"
 
 
 def test_the_layout_is_tall_and_narrow():
