@@ -11,7 +11,8 @@
   in the network events, instead of waiting for a network this machine may not have).
 - :func:`missing_browser` names the Debian package that is missing, if any.
 - :func:`explorer_page` serves a page of kernel-free explorers (the HTML the book's build
-  emits) to a fresh Chromium, for the explorer tests.
+  emits) to a fresh Chromium, and :func:`explorer_state` reads one explorer's drawn state,
+  for the explorer tests.
 """
 
 from __future__ import annotations
@@ -218,3 +219,20 @@ def explorer_page(tmp_path_factory, title: str, explorers):
             yield driver, server.url("index.html")
         finally:
             driver.quit()
+
+
+EXPLORER_STATE_JS = """
+const root = arguments[0];
+const out = {paths: {}, readouts: {}, controls: {}};
+root.querySelectorAll('path.lnw-line').forEach(e => out.paths[e.dataset.series] = e.getAttribute('d'));
+root.querySelectorAll('.lnw-readout').forEach(e => out.readouts[e.dataset.key] = e.textContent.trim());
+root.querySelectorAll('select[name], input[name]').forEach(e => out.controls[e.name] = e.value);
+const marker = root.querySelector('line.lnw-marker');
+out.marker = marker ? marker.getAttribute('x1') : null;
+return out;"""
+
+
+def explorer_state(driver, root) -> dict:
+    """One explorer's drawn state: ``paths`` (each line's ``d`` by series), ``readouts`` (text by
+    key), ``controls`` (value by name) and ``marker`` (the position marker's x, or None)."""
+    return driver.execute_script(EXPLORER_STATE_JS, root)

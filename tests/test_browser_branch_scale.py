@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import explorer_page
+from browser_support import explorer_page, explorer_state
 
 pytestmark = pytest.mark.slow
 
@@ -28,16 +28,11 @@ def page(tmp_path_factory):
 
 
 def _state(driver, root) -> dict:
-    return driver.execute_script("""
-const root = arguments[0];
-const out = {paths: {}, readouts: {}, controls: {}};
-root.querySelectorAll('path.lnw-line').forEach(e => out.paths[e.dataset.series] = e.getAttribute('d'));
-root.querySelectorAll('.lnw-readout').forEach(e => out.readouts[e.dataset.key] = e.textContent.trim());
-root.querySelectorAll('select[name], input[name]').forEach(e => out.controls[e.name] = e.value);
-out.echo = root.querySelector('.lnw-param[data-param="kappa"]').textContent;
-const marker = root.querySelector('line.lnw-marker');
-out.marker = marker ? marker.getAttribute('x1') : null;
-return out;""", root)
+    """The explorer's drawn state, with the kappa slider's echoed value as ``echo``."""
+    state = explorer_state(driver, root)
+    state["echo"] = driver.execute_script(
+        "return arguments[0].querySelector('.lnw-param[data-param=\"kappa\"]').textContent;", root)
+    return state
 
 
 def _expected(controls: dict) -> dict:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import explorer_page
+from browser_support import explorer_page, explorer_state
 
 pytestmark = pytest.mark.slow
 
@@ -37,18 +37,6 @@ def page(tmp_path_factory):
     OUT.mkdir(parents=True, exist_ok=True)
     with explorer_page(tmp_path_factory, "first step", explorers) as (driver, url):
         yield driver, url
-
-
-def _state(driver, root) -> dict:
-    return driver.execute_script("""
-const root = arguments[0];
-const out = {paths: {}, readouts: {}, controls: {}};
-root.querySelectorAll('path.lnw-line').forEach(e => out.paths[e.dataset.series] = e.getAttribute('d'));
-root.querySelectorAll('.lnw-readout').forEach(e => out.readouts[e.dataset.key] = e.textContent.trim());
-root.querySelectorAll('select[name], input[name]').forEach(e => out.controls[e.name] = e.value);
-const marker = root.querySelector('line.lnw-marker');
-out.marker = marker ? marker.getAttribute('x1') : null;
-return out;""", root)
 
 
 def _expected(controls: dict) -> dict:
@@ -105,7 +93,7 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     driver.get(url)
     (root,) = driver.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="first-step"]')
     assert root.get_attribute("data-lnw-ready") == "1"
-    state = _state(driver, root)
+    state = explorer_state(driver, root)
     assert set(state["paths"]) == {"pre", "post", "pre-tangent", "post-tangent"}
     assert all(d.count("L") >= 20 for d in state["paths"].values())  # 21 points each
     assert state["readouts"] == _expected(state["controls"])
@@ -114,7 +102,7 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     for name, value in (("rate", format(rates[0], "g")), ("depth", "48"), ("rate", format(rates[-1], "g")),
                         ("seed", "8"), ("depth", "1"), ("seed", "mean"), ("depth", "6")):
         Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
-        new = _state(driver, root)
+        new = explorer_state(driver, root)
         assert new["controls"][name] == value
         assert new["paths"]["post"] != state["paths"]["post"], f"choosing {name}={value} did not redraw Post-LN"
         assert new["readouts"] == _expected(new["controls"]), f"after {name}={value}"
@@ -125,7 +113,7 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
     slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="t"]')
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
     slider.send_keys(Keys.LEFT)  # as a reader does: one position back along the step
-    new = _state(driver, root)
+    new = explorer_state(driver, root)
     assert new["controls"]["t"] == "0.95" and new["marker"] != state["marker"], "the position slider did not move"
     assert new["readouts"] == _expected(new["controls"]) and new["readouts"] != state["readouts"]
     _assert_mean_by_hand(new["readouts"], new["controls"])
