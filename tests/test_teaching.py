@@ -1,6 +1,6 @@
 """The teaching apparatus, read from the built HTML and the notebook sources.
 
-Every teaching chapter (chapters 1 to 7 in the book's numbering) starts with its title, then its learning goals and
+Every teaching chapter (chapters 1 to 8 in the book's numbering) starts with its title, then its learning goals and
 prerequisites, and ends with a summary and at least three exercises whose solutions are
 folded; every forecast and self-check prompt of the source texts is on a page with a folded
 answer; no page shows plumbing (a ``glue(`` call, an import-only cell); the chapters use the
@@ -38,8 +38,8 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_seven_teaching_chapters():
-    assert len(TEACHING) == 7
+def test_there_are_eight_teaching_chapters():
+    assert len(TEACHING) == 8
 
 
 @pytest.mark.slow

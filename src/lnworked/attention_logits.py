@@ -3,7 +3,7 @@
 ``z_ts = q_t . k_s / sqrt(d)`` is bilinear in ``W_q`` and ``W_k``: multiplying both by ``c``
 multiplies every logit by ``c^2``, although the head's input ``u = N(x)`` is normalised.
 QK-norm normalises ``q`` and ``k`` before the product, which removes ``c`` (Henry et al.
-2020; Dehghani et al. 2023). Used by chapter 6's modern-practice section.
+2020; Dehghani et al. 2023). Used by the wider-family chapter's modern-practice section.
 """
 
 from __future__ import annotations

@@ -269,7 +269,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "branches themselves.",
           cites=()), _cross_term),
     (dict(id="001-warmup-cause", title='Why Post-LN needs warmup', source="001", verdict="misleading",
-          chapter="chapters/05_why_warmup", section="ch5w-answer",
+          chapter="chapters/05_why_sensitive", section="ch5w-answer",
           location="worked example 2",
           quote="The gradient reaching the earliest layers is effectively zero, and those layers barely update "
                 "without intervention. This is precisely why the original post-norm transformer needed a "
@@ -286,7 +286,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "give for warmup is the size of the first updates near the output, and they call warmup "
                 "practically helpful for avoiding it, not the only remedy. Liu et al. (2020) add that vanishing "
                 "gradients are not the direct cause of Post-LN's instability: its strong dependence on its "
-                "residual branches amplifies small parameter changes. On the book's own tiny model, chapter 6 "
+                "residual branches amplifies small parameter changes. On the book's own tiny model, chapter 7 "
                 "measured otherwise than Xiong et al.: the gradients at initialisation are of the same order in "
                 "both placements ([the gradient at initialisation](#ch5w-xiong)); what differs is how far AdamW's "
                 "first update, about the learning rate per parameter, moves Post-LN's output "
@@ -350,7 +350,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           truth="For x ~ N(0, I) of width 64 and a random GELU MLP, σ = {sigma} and the norm's backward factor is "
                 "{factor} (Ex 4's sum of spread 100 gives {ex4_factor}). And the reason Xiong et al. (2020) give for "
                 "warmup is large gradients near the output at initialisation, not a small backward factor; on the "
-                "book's own tiny model chapter 6 measured even that otherwise: the gradients at initialisation are "
+                "book's own tiny model chapter 7 measured even that otherwise: the gradients at initialisation are "
                 "of the same order in both placements ([the gradient at initialisation](#ch5w-xiong)), and what "
                 "differs is how far AdamW's first update moves Post-LN's output ([the answer](#ch5w-answer)).",
           cites=("xiong2020layer",)), _post_ln_backward_at_init),

@@ -48,7 +48,7 @@ attention-like form ``x + N(F(N(x)))`` (i) is :func:`normformer` with ``branch="
 and coincides with the sandwich block. Head scaling (ii) and NormFormer's optional
 residual scaling are omitted.
 
-:data:`VARIANTS` (the family of chapter 6) and :data:`MODERN_VARIANTS` (its modern-practice
+:data:`VARIANTS` (the family of the wider-family chapter) and :data:`MODERN_VARIANTS` (its modern-practice
 section, all with RMSNorm) name each placement as the random toy stack
 (:mod:`lnworked.random_stack`) uses it.
 """

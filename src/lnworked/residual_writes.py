@@ -9,7 +9,7 @@
 Under independent writes of fixed size the Pre-LN stream after ``l`` writes has grown like
 ``sqrt(l)``, so ``r_l`` falls like ``1/sqrt(l)`` (chapter 4). :func:`scaled_write_sweep`
 runs the stack of scaled writes ``x + s F(N(x))`` (GPT-2's ``1/sqrt(S)`` initialisation,
-LayerScale, ReZero at ``s = 0``) for several ``s`` (chapter 6).
+LayerScale, ReZero at ``s = 0``) for several ``s`` (the wider-family chapter).
 """
 
 from __future__ import annotations

@@ -315,7 +315,7 @@
   };
 
   /* Stored training runs, one per setting of the selects: chapter 5's sweep
-     (lnworked.stress.explorer) and chapter 6's DeepNorm runs (lnworked.stress.deepnorm_explorer).
+     (lnworked.stress.explorer) and chapter 7's DeepNorm runs (lnworked.stress.deepnorm_explorer).
      With data.panels the plot is split into panels one above the other (<svg class="lnw-panel">
      inside the plot, each its own canvas): a panel draws its series on a log or linear axis whose
      range is the panel's y_min/y_max or, with "fit", the run's own range (run[fit]). */
@@ -375,7 +375,7 @@
   };
 
 
-  /* Chapter 6: Post-LN's three links against its branch scale kappa (lnworked.stress.branch_scale_explorer),
+  /* Chapter 7: Post-LN's three links against its branch scale kappa (lnworked.stress.branch_scale_explorer),
      one cell per (seed, rate): each link over the slider's positions, Pre-LN's values as dotted flat lines. */
   RENDER["branch-scale"] = function (root, data) {
     var key = data.controls.map(function (name) { return value(root, name); }).join("|");

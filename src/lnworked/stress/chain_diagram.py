@@ -1,4 +1,4 @@
-"""Chapter 6's chain in one picture: branch share → sensitivity → tangent → delivered share.
+"""Chapter 7's chain in one picture: branch share → sensitivity → tangent → delivered share.
 
 :func:`chain_diagram` draws four boxes top to bottom, one per link of the chain that the
 chapter measures (each carrying its Pre-LN and Post-LN values), and two side boxes for the
