@@ -280,6 +280,28 @@ def test_table_and_curves_say_pre_ln_and_post_ln():
     assert all(ax.get_subplotspec().colspan.start == 0 for ax in fig.axes)   # stacked, one column
 
 
+def _markdown_cells(table: str) -> list[dict]:
+    """The rows of a Markdown table as {column title: cell text}."""
+    header, _, *body = table.splitlines()
+    titles = [c.strip() for c in header.strip("|").split("|")]
+    return [dict(zip(titles, (c.strip() for c in line.strip("|").split("|")))) for line in body]
+
+
+def test_table_shows_diverged_at_only_when_a_run_diverged():
+    from lnworked.stress.report import markdown_table, summary_table
+
+    result = _fake_result()
+    assert "diverged" not in markdown_table(result) and "diverged" not in summary_table(result)
+    assert [row["final loss"] for row in _markdown_cells(markdown_table(result))] == ["1.00000"] * 3
+    # a run whose log stops before its first non-finite step, as train records it
+    spec = result.runs[1].spec
+    result.runs[1] = RunResult(spec, np.array([4.0, 9.0]), np.array([1.0, 50.0]), np.full(2, 2e-3), diverged_at=3)
+    rows = _markdown_cells(markdown_table(result))
+    assert [row["diverged at"] for row in rows] == ["-", "3", "-"]
+    assert rows[1]["final loss"] == "9.00000" and rows[1]["max gradient norm"] == "50.000"
+    assert "diverged at" in summary_table(result).splitlines()[0]
+
+
 def test_seed_figure_has_the_uniform_guess_line():
     from lnworked.stress.committed import committed_seed_runs
     from lnworked.stress.figures import seed_figure

@@ -168,18 +168,22 @@ _COLUMNS = (
 
 
 def _table(result: StressResult, fmt: str) -> str:
-    rows = [[_fmt(r[key], spec) for _, key, spec in _COLUMNS] for r in table_rows(result)]
-    return tabulate(rows, headers=[title for title, _, _ in _COLUMNS], tablefmt=fmt,
-                    colalign=("left",) + ("right",) * (len(_COLUMNS) - 1), disable_numparse=True)
+    table = table_rows(result)
+    # a column of "-" says nothing: "diverged at" is shown only when some run diverged
+    columns = [c for c in _COLUMNS if c[1] != "diverged_at" or any(r["diverged_at"] is not None for r in table)]
+    rows = [[_fmt(r[key], spec) for _, key, spec in columns] for r in table]
+    return tabulate(rows, headers=[title for title, _, _ in columns], tablefmt=fmt,
+                    colalign=("left",) + ("right",) * (len(columns) - 1), disable_numparse=True)
 
 
 def summary_table(result: StressResult) -> str:
-    """A plain-text table of :func:`table_rows` for the terminal."""
+    """A plain-text table of :func:`table_rows` for the terminal; the "diverged at" column
+    appears only when some run diverged."""
     return _table(result, "simple")
 
 
 def markdown_table(result: StressResult) -> str:
-    """The same table as Markdown, for a notebook."""
+    """The same table as Markdown, for a notebook (the same rule for "diverged at")."""
     return _table(result, "github")
 
 
