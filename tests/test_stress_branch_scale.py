@@ -87,7 +87,7 @@ def test_summary_rejects_rows_that_are_not_a_full_grid(stored):
 def test_stored_rows_are_the_full_grid_with_their_provenance(stored, tmp_path):
     rows, info, summary = stored
     assert info["command"].startswith("lnworked stress branch-scale") and info["seconds"] > 0
-    assert info["config"] == StressConfig().as_dict() and info["rows"] == len(rows)
+    assert StressConfig(**info["config"]) == StressConfig() and info["rows"] == len(rows)
     rates = [float(f"{r:.9g}") for r in branch_scale_rates()]  # as the CSV holds them
     assert set(summary) == {(p, r) for p in ("Post-LN", "Pre-LN") for r in rates}
     for (placement, _), case in summary.items():

@@ -197,7 +197,7 @@ def test_committed_deepnorm_is_complete_and_carries_its_provenance(committed):
     summary, info = committed
     config = StressConfig()
     assert info["command"].startswith("lnworked stress deepnorm") and info["seconds"] > 0
-    assert info["versions"]["jax"] and info["date"] and info["config"] == config.as_dict()
+    assert info["versions"]["jax"] and info["date"] and StressConfig(**info["config"]) == config
     assert set(summary) == set(VARIANTS)
     for variant, data in summary.items():
         assert data["seeds"] == [7, 8, 9]

@@ -134,7 +134,7 @@ def stored():
 def test_stored_first_step_is_the_full_grid_with_its_provenance(stored):
     rows, info, curves = stored
     assert info["command"].startswith("lnworked stress first-step") and info["seconds"] > 0
-    assert info["config"] == StressConfig().as_dict() and info["rows"] == len(rows)
+    assert StressConfig(**info["config"]) == StressConfig() and info["rows"] == len(rows)
     assert set(curves) == {(p, d, s) for p in ("Pre-LN", "Post-LN") for d in FIRST_STEP_DEPTHS for s in FIRST_STEP_SEEDS}
     for c in curves.values():
         np.testing.assert_allclose(c["rates"], step_rates())

@@ -59,6 +59,9 @@ class StressConfig:
     # ``branch_init_scale`` = kappa (the paper's beta); 1.0 and 1.0 are the article's model.
     residual_scale: float = 1.0
     branch_init_scale: float = 1.0
+    # Peri-LN (Kim et al. 2025; Ding et al. 2021's "Sandwich-LN"): each Pre-LN sublayer's output is
+    # normalised too, x + N_out(F(N_in(x))), by a norm of its own; False is the article's model.
+    peri_norm: bool = False
 
     def __post_init__(self):
         check_int(self.vocab_size, "vocab_size", minimum=2)
@@ -87,7 +90,7 @@ class StressConfig:
             std = getattr(self, name)
             if isinstance(std, bool) or not isinstance(std, numbers.Real) or not math.isfinite(std) or std <= 0:
                 raise ValueError(f"{name}: must be a finite number > 0, got {std!r}")
-        for name in ("causal", "embedding_scale", "post_final_norm", "zero_qk", "tied_readout"):
+        for name in ("causal", "embedding_scale", "post_final_norm", "zero_qk", "tied_readout", "peri_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
 

@@ -22,6 +22,17 @@ and leave ``q_proj``, ``k_proj`` alone). Here ``alpha`` weights the stream in ev
 the fused ``[W^Q | W^K | W^V]`` kernel, ``attention_output``, ``mlp_in`` and ``mlp_out``.
 With both 1 (the defaults) the arithmetic is the article's, operation for operation.
 
+Peri-LN (Kim et al. 2025, "Peri-LN: Revisiting Layer Normalization in the Transformer
+Architecture"; Ding et al. 2021's CogView "Sandwich-LN") is Pre-LN with each sublayer's output
+normalised as well, by a norm of its own (``ln_1_out``, ``ln_2_out``; ``config.peri_norm``):
+
+    x = x + ln_1_out(attn(ln_1(x)));   x = x + ln_2_out(mlp(ln_2(x)))
+
+It keeps Pre-LN's final norm. The two extra norms exist only when the switch is on, so with it
+off the parameter tree, and every initial weight, is the article's. It needs the Pre-LN
+placement: with Post-LN it raises ``ValueError`` where the placement is a Python bool (with a
+placement given as data, ``p ? ...``, the output norm acts in both, so pass ``p`` True only).
+
 The sizes, initialisers and parameter names follow the article's script (seed 002,
 Zhejian Peng): token embedding ~ N(0, 1), a learned position table initialised to
 zeros, fused QKV then an output projection, a GELU MLP of width 4 x width, Flax norm
@@ -37,11 +48,12 @@ import math
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from lnworked.stress.config import StressConfig
 
 __all__ = ["causal_self_attention", "sinusoidal_positions", "embed_tokens", "Block", "make_block", "TinyLM",
-           "make_model", "init_params", "NORM_LAYERS", "BRANCH_SCALED_KERNELS"]
+           "make_model", "init_params", "check_placement", "NORM_LAYERS", "BRANCH_SCALED_KERNELS"]
 
 # The kernels DeepNorm's kappa (its paper's beta) multiplies (of ``qkv`` only the value third):
 # Wang et al. 2022's v_proj, out_proj and the FFN's fc1, fc2.
@@ -107,8 +119,16 @@ def _times(kernel_init, scale: float, first_column: int = 0):
     return init
 
 
+def check_placement(peri_norm: bool, pre_norm) -> None:
+    """Peri-LN normalises around a Pre-LN branch: ``ValueError`` for ``peri_norm`` with a Post-LN
+    placement that is a Python bool (or a concrete array), as the combination has no meaning here."""
+    if peri_norm and not isinstance(pre_norm, jax.core.Tracer) and not np.all(np.asarray(pre_norm)):
+        raise ValueError("peri_norm: Peri-LN normalises a Pre-LN sublayer's input and output; "
+                         "it needs pre_norm=True, got Post-LN")
+
+
 class Block(nn.Module):
-    """One transformer block; ``pre_norm`` is the only topology switch."""
+    """One transformer block; ``pre_norm`` is the topology switch (``peri_norm``: Peri-LN, on Pre-LN)."""
 
     width: int
     heads: int
@@ -121,6 +141,7 @@ class Block(nn.Module):
     zero_qk: bool = False
     residual_scale: float = 1.0  # alpha: each residual sum is alpha x + F
     branch_init_scale: float = 1.0  # kappa (DeepNorm's beta): times the initial BRANCH_SCALED_KERNELS (qkv: V only)
+    peri_norm: bool = False  # Peri-LN: each branch output normalised by its own norm (new modules, only when on)
 
     def setup(self):
         kernel_init = nn.initializers.lecun_normal() if self.init == "lecun" else nn.initializers.xavier_uniform()
@@ -132,6 +153,9 @@ class Block(nn.Module):
         self.attention_output = nn.Dense(self.width, kernel_init=branch_init)
         self.mlp_in = nn.Dense(self.mlp_ratio * self.width, kernel_init=branch_init)
         self.mlp_out = nn.Dense(self.width, kernel_init=branch_init)
+        if self.peri_norm:
+            self.ln_1_out = NORM_LAYERS[self.norm]()
+            self.ln_2_out = NORM_LAYERS[self.norm]()
 
     def residual(self, x, branch):
         """The residual sum ``alpha x + branch`` (``x + branch`` when ``alpha == 1``)."""
@@ -146,16 +170,25 @@ class Block(nn.Module):
     def mlp(self, x):
         return self.mlp_out(ACTIVATIONS[self.activation](self.mlp_in(x)))
 
+    def attn_branch(self, x):
+        """The attention branch as it enters the sum: ``attn(x)``, or ``ln_1_out(attn(x))`` (Peri-LN)."""
+        return self.ln_1_out(self.attn(x)) if self.peri_norm else self.attn(x)
+
+    def mlp_branch(self, x):
+        """The MLP branch as it enters the sum: ``mlp(x)``, or ``ln_2_out(mlp(x))`` (Peri-LN)."""
+        return self.ln_2_out(self.mlp(x)) if self.peri_norm else self.mlp(x)
+
     def __call__(self, x, pre_norm=None):
         """``pre_norm``: ``None`` uses the field; a (traced) boolean array selects per call."""
+        check_placement(self.peri_norm, self.pre_norm if pre_norm is None else pre_norm)
         if pre_norm is not None:
-            for norm, sublayer in ((self.ln_1, self.attn), (self.ln_2, self.mlp)):
+            for norm, sublayer in ((self.ln_1, self.attn_branch), (self.ln_2, self.mlp_branch)):
                 y = self.residual(x, sublayer(jnp.where(pre_norm, norm(x), x)))
                 x = jnp.where(pre_norm, y, norm(y))
             return x
         if self.pre_norm:
-            x = self.residual(x, self.attn(self.ln_1(x)))
-            x = self.residual(x, self.mlp(self.ln_2(x)))
+            x = self.residual(x, self.attn_branch(self.ln_1(x)))
+            x = self.residual(x, self.mlp_branch(self.ln_2(x)))
         else:
             x = self.ln_1(self.residual(x, self.attn(x)))
             x = self.ln_2(self.residual(x, self.mlp(x)))
@@ -166,7 +199,7 @@ def make_block(config: StressConfig, pre_norm: bool = True, **kwargs) -> Block:
     """The :class:`Block` that ``config`` describes (``kwargs``, e.g. ``name``, go to the module)."""
     c = config
     return Block(c.width, c.heads, pre_norm, c.norm, c.causal, c.init, c.activation, c.mlp_ratio, c.zero_qk,
-                 c.residual_scale, c.branch_init_scale, **kwargs)
+                 c.residual_scale, c.branch_init_scale, c.peri_norm, **kwargs)
 
 
 class TinyLM(nn.Module):
@@ -196,6 +229,7 @@ class TinyLM(nn.Module):
 
 
 def make_model(config: StressConfig, pre_norm: bool) -> TinyLM:
+    check_placement(config.peri_norm, pre_norm)
     return TinyLM(config, pre_norm)
 
 
