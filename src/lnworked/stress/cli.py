@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "provenance"]
+           "run_first_step", "run_branch_scale", "run_family", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -124,6 +124,13 @@ def register(subparsers) -> None:
                                        "to below DeepNorm's (8 L)^(-1/4), and Pre-LN at kappa = 1, at the "
                                        "article's settings and warmup's first rate, on the first batch.")
     _stored_run_arguments(scale, "branch-scale", run_branch_scale)
+    family = sub.add_parser("family", help="the wider family trained: Pre-LN, Post-LN, DeepNorm, Peri-LN and "
+                                           "RMSNorm, at two rates, without warmup",
+                            description="The 180-step training logs (loss, gradient norm) of Pre-LN, Post-LN, "
+                                        "DeepNorm, Peri-LN and both placements with RMSNorm, at the article's "
+                                        "settings and constant rates 2e-3 and 8e-3 (no warmup); writes "
+                                        "family-runs.csv.")
+    _stored_run_arguments(family, "family", run_family)
 
 
 
@@ -358,10 +365,11 @@ def run_xiong(args) -> int:
     return 0
 
 
-def _run_stored(args, name: str, seeds: list[int], compute, write) -> int:
+def _run_stored(args, name: str, seeds: list[int], compute, write, command: str | None = None) -> int:
     """Run ``compute(seeds)`` on the chosen device and write ``<name>.csv`` (by ``write``) and
     ``<name>-provenance.json`` (the command, device, seconds, configuration and row count) into
-    ``args.out``: the shared body of the commands whose output the book stores."""
+    ``args.out``: the shared body of the commands whose output the book stores. ``command``: the
+    subcommand's name, if not ``name``."""
     import time
 
     import jax
@@ -377,7 +385,7 @@ def _run_stored(args, name: str, seeds: list[int], compute, write) -> int:
         rows = compute(seeds)
     seconds = time.perf_counter() - started
     write(rows, out / f"{name}.csv")
-    command = " ".join([f"lnworked stress {name} --seeds", *map(str, seeds), "--device", args.device,
+    command = " ".join([f"lnworked stress {command or name} --seeds", *map(str, seeds), "--device", args.device,
                         "--out", args.out])
     info = provenance(command, describe_device(device), seconds)
     info["config"], info["rows"] = StressConfig().as_dict(), len(rows)
@@ -410,3 +418,12 @@ def run_branch_scale(args) -> int:
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "branch-scale", seeds, lambda s: branch_scale_rows(s, progress=_xiong_progress),
                        write_branch_scale_csv)
+
+
+def run_family(args) -> int:
+    from lnworked.stress.family_runs import family_rows, write_family_csv
+    from lnworked.stress.first_update import check_seeds
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "family-runs", seeds, lambda s: family_rows(s, progress=_xiong_progress),
+                       write_family_csv, command="family")

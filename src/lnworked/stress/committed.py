@@ -17,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
-           "committed_deepnorm", "committed_first_step", "committed_branch_scale", "provenance_markdown"]
+           "committed_deepnorm", "committed_first_step", "committed_branch_scale", "committed_family",
+           "provenance_markdown"]
 
 
 def _data(name: str, folder):
@@ -109,6 +110,13 @@ def committed_branch_scale(folder=None):
     from lnworked.stress.branch_scale import read_branch_scale_csv
 
     return _read("branch-scale.csv", "branch-scale-provenance.json", folder, read_branch_scale_csv)
+
+
+def committed_family(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress family`` (``family-runs.csv``), or of ``folder``'s."""
+    from lnworked.stress.family_runs import read_family_csv
+
+    return _read("family-runs.csv", "family-runs-provenance.json", folder, read_family_csv)
 
 
 PROVENANCE_KEYS = ("command", "device", "date", "seconds", "rows", "runs")
