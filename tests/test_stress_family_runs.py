@@ -198,6 +198,22 @@ def test_family_table_by_hand():
     assert row["max_gradient_norm"] == 4.0
 
 
+def test_final_loss_cells_by_hand():
+    from lnworked.stress.family_runs import final_loss_markdown, format_final
+
+    small = {"final_loss": 0.00187, "final_min": 0.00184, "final_max": 0.0019}
+    assert format_final(small) == "1.87 × 10⁻³ (1.84–1.9)"
+    assert format_final({"final_loss": 9.94e-5, "final_min": 9.9e-5, "final_max": 1.03e-4}) == "9.94 × 10⁻⁵ (9.9–10.3)"
+    assert format_final({"final_loss": 3.3246, "final_min": 2.993, "final_max": 3.9461}) == "3.32 (2.99–3.95)"
+    assert format_final({"final_loss": math.nan, "final_min": math.nan, "final_max": math.nan}) == "diverged"
+    table = [{"variant": "DeepNorm (α and κ)", "learning_rate": 0.002, "diverged": 0, **small},
+             {"variant": "DeepNorm (α and κ)", "learning_rate": 0.008, "diverged": 1,
+              "final_loss": 4.0, "final_min": 3.5, "final_max": 4.5}]
+    assert final_loss_markdown(table).splitlines() == [
+        "| design | rate 0.002 | rate 0.008 |", "|---|---:|---:|",
+        "| DeepNorm | 1.87 × 10⁻³ (1.84–1.9) | 4 (3.5–4.5), + 1 diverged |"]
+
+
 def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
     assert main(["stress", "family", "--seeds", "-1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()

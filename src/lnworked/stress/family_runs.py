@@ -22,7 +22,8 @@ frozen from then on (:mod:`lnworked.stress.train`): :func:`family_table` counts 
 :func:`family_rows` measures the logs as rows ``{variant, learning_rate, seed, step, loss,
 gradient_norm}``; :func:`summarise` gathers them per ``(variant, rate)``, :func:`family_table`
 reduces each to its final loss (:func:`lnworked.stress.deepnorm.final_loss`, the mean of the
-last 10 steps) over the seeds, and :func:`family_figure` draws the loss curves.
+last 10 steps) over the seeds, :func:`final_loss_markdown` writes those as a table and
+:func:`family_figure` draws the loss curves.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from lnworked.stress.deepnorm import final_loss
 from lnworked.validation import check_int
 
 __all__ = ["VARIANTS", "RATES", "variant_setup", "check_rates", "loss_curves", "family_rows", "write_family_csv",
-           "read_family_csv", "summarise", "family_table", "family_figure"]
+           "read_family_csv", "summarise", "family_table", "format_final", "final_loss_markdown", "family_figure"]
 
 # name: (pre_norm, the configuration's changes; DeepNorm's alpha and kappa come from its depth)
 VARIANTS = {
@@ -201,6 +202,39 @@ def family_table(summary: dict, last: int = 10) -> list[dict]:
                      "start_loss": float(loss[:, 0].mean()),
                      "max_gradient_norm": float(np.max(norm[np.isfinite(norm)]))})
     return rows
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_final(row: dict) -> str:
+    """``"1.87 × 10⁻³ (1.84–1.9)"``: a :func:`family_table` row's ``final_loss`` to 3 significant
+    digits and, in brackets, ``final_min``–``final_max`` in the same power of ten (written only
+    when the mean is below 0.01); ``"diverged"`` when no run stayed finite."""
+    mean, low, high = row["final_loss"], row["final_min"], row["final_max"]
+    if not math.isfinite(mean):
+        return "diverged"
+    power = math.floor(math.log10(mean)) if 0 < mean < 0.01 else 0
+    scale = 10.0 ** power
+    shown = f"{mean / scale:.3g}" + (f" × 10{str(power).translate(_SUPERSCRIPT)}" if power else "")
+    return f"{shown} ({low / scale:.3g}–{high / scale:.3g})"
+
+
+def final_loss_markdown(table: Sequence[dict]) -> str:
+    """A Markdown table of :func:`family_table`'s rows: one line per variant (its name without the
+    bracket), one column per rate, each cell :func:`format_final` (mean over seeds, their range),
+    with a ``+ n diverged`` note where runs diverged."""
+    rates = list(dict.fromkeys(row["learning_rate"] for row in table))
+    variants = list(dict.fromkeys(row["variant"] for row in table))
+    by_run = {(row["variant"], row["learning_rate"]): row for row in table}
+    lines = ["| design | " + " | ".join(f"rate {rate:g}" for rate in rates) + " |", "|---|" + "---:|" * len(rates)]
+    for variant in variants:
+        cells = []
+        for rate in rates:
+            row = by_run[(variant, rate)]
+            cells.append(format_final(row) + (f", + {row['diverged']} diverged" if row["diverged"] else ""))
+        lines.append(f"| {variant.split(' (')[0]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 _LOOK = {  # colour key of lnworked.style.PALETTE (as lnworked.figures.FAMILY_STYLE), line style, short label
