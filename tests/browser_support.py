@@ -9,6 +9,7 @@
   (``goog:loggingPrefs``), the HTTP cache off (so every request reaches the server log) and
   every host but 127.0.0.1 unresolvable (a request to another host fails at once and shows up
   in the network events, instead of waiting for a network this machine may not have).
+- :func:`chromium_session` and :func:`built_book_server` are the module fixtures' bodies.
 - :func:`missing_browser` names the Debian package that is missing, if any.
 - :func:`explorer_page` serves a page of kernel-free explorers (the HTML the book's build
   emits) to a fresh Chromium, and :func:`explorer_state` reads one explorer's drawn state,
@@ -162,6 +163,26 @@ def start_chromium(profile: Path | None = None, width: int = 1280, height: int =
     driver.get("about:blank")
     driver.get_log("browser"), driver.get_log("performance")  # the new-tab page's own requests
     return driver
+
+
+@contextlib.contextmanager
+def chromium_session(tmp_path_factory, **size):
+    """:func:`start_chromium` with a fresh profile under pytest's ``tmp_path_factory``; quits on exit."""
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"), **size)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def built_book_server(html: Path) -> "BookServer":
+    """A :class:`BookServer` on the built book at ``html``; fails the test, saying what to run,
+    when the book is not built."""
+    import pytest
+
+    if not (html / "index.html").exists():
+        pytest.fail(f"no built book at {html}: run `make book` first (`make test` builds it)")
+    return BookServer(html)
 
 
 def network_events(driver) -> list[dict]:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from book_toc import toc_files
-from browser_support import BookServer, missing_browser, start_chromium
+from browser_support import BookServer, built_book_server, chromium_session, missing_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("LNWORKED_BOOK_HTML", ROOT / "book" / "_build" / "html")).resolve()
@@ -56,18 +56,13 @@ def axe_source() -> str:
 
 @pytest.fixture(scope="module")
 def driver(axe_source, tmp_path_factory):
-    browser = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
+    with chromium_session(tmp_path_factory) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 @pytest.fixture(scope="module")
 def server(axe_source):
-    if not (HTML / "index.html").exists():
-        pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
-    with BookServer(HTML) as book_server:
+    with built_book_server(HTML) as book_server:
         yield book_server
 
 

@@ -31,7 +31,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from browser_support import BookServer, network_events, require_browser, start_chromium
+from browser_support import built_book_server, chromium_session, network_events, require_browser
 from book_toc import toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,20 +60,15 @@ def slug(name: str) -> str:
 @pytest.fixture(scope="module")
 def server():
     require_browser()
-    if not (HTML / "index.html").exists():
-        pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
     OUT.mkdir(parents=True, exist_ok=True)
-    with BookServer(HTML) as book_server:
+    with built_book_server(HTML) as book_server:
         yield book_server
 
 
 @pytest.fixture(scope="module")
 def driver(server, tmp_path_factory):
-    browser = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
+    with chromium_session(tmp_path_factory) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from book_toc import toc_files
-from browser_support import BookServer, require_browser, start_chromium
+from browser_support import built_book_server, chromium_session, require_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("LNWORKED_BOOK_HTML", ROOT / "book" / "_build" / "html")).resolve()
@@ -39,19 +39,14 @@ EXPLORER_PAGES = ["chapters/05_why_warmup", "chapters/05_why_sensitive", "chapte
 @pytest.fixture(scope="module")
 def server():
     require_browser()
-    if not (HTML / "index.html").exists():
-        pytest.fail(f"no built book at {HTML}: run `make book` first (`make test` builds it)")
-    with BookServer(HTML) as book_server:
+    with built_book_server(HTML) as book_server:
         yield book_server
 
 
 @pytest.fixture(scope="module")
 def browser(server, tmp_path_factory):
-    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
+    with chromium_session(tmp_path_factory) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def size(driver, width: int, height: int):
