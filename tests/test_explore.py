@@ -227,7 +227,7 @@ def test_static_depth_grid_equals_the_library(static):
     (slider,) = dom.find("input", name="branch")
     assert float(slider["attrs"]["min"]) < 0, "the slope range includes negative slopes"
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
-    assert shown == explore.depth_readouts(0.65, 0.3, 10)
+    assert shown == explore.depth_readouts(0.65, 0.3, 24)
 
 
 def _stack_ratio_by_autodiff(placement: str, layers: int, seed: int, branch_scale: float) -> float:
@@ -353,7 +353,7 @@ def test_live_layer_norm_responds(live):
 def test_live_depth_responds(live):
     box = explore.depth_explorer()
     c = box.lnw_controls
-    assert _shown(box)["pre"] == "13.7858"
+    assert _shown(box)["pre"] == explore.format_readout(gradient_factor(1.3, 24))
     c["post_factor"].value = 0.8
     c["depth"].value = 12
     assert _shown(box)["post"] == explore.format_readout(gradient_factor(0.8, 12))
@@ -535,7 +535,7 @@ def test_live_value_function_equals_the_static_grid(monkeypatch, kind):
 def test_live_sliders_snap_to_the_static_settings(live):
     box = explore.depth_explorer()
     box.lnw_controls["post_factor"].value = 0.65 + 1e-9
-    assert _shown(box) == explore.depth_readouts(0.65, 0.3, 10)
+    assert _shown(box) == explore.depth_readouts(0.65, 0.3, 24)
 
 
 # --- the static JavaScript, run in Node.js against a minimal DOM -------------------------------
@@ -673,7 +673,7 @@ def test_static_javascript_updates_readouts_and_plots(static):
     assert [r["kind"] for r in results[:3]] == ["layer-norm", "depth", "residual"]
     assert ln["ready"] == depth["ready"] == residual["ready"] == "1"
     assert ln["readouts"] == explore.layer_norm_readouts((1, 3, 5, 7), 1.0, 0.0, 0.0, "mlp-0") and ln["bars"] == 12
-    assert depth["readouts"] == explore.depth_readouts(0.65, 0.3, 10) and depth["lines"] == 2 and depth["markers"] == 1
+    assert depth["readouts"] == explore.depth_readouts(0.65, 0.3, 24) and depth["lines"] == 2 and depth["markers"] == 1
     assert residual["readouts"] == explore.residual_readouts(24, 1.0) and residual["lines"] == 1
     steps = [r["state"] for r in results[3:]]
     assert steps[0]["readouts"] == explore.layer_norm_readouts((5, 5, 5, 5), 1.0, 0.0, 0.0, "mlp-0")
@@ -684,7 +684,7 @@ def test_static_javascript_updates_readouts_and_plots(static):
     assert steps[3]["params"]["x"] == "(5, 5, -2, 5)"
     assert steps[3]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 1.0, 0.0, 1e-5, "mlp-0")
     assert steps[4]["readouts"] == explore.layer_norm_readouts((5, 5, -2, 5), 2.0, 0.0, 1e-5, "mlp-0")
-    assert steps[5]["readouts"] == explore.depth_readouts(0.8, 0.3, 10)
+    assert steps[5]["readouts"] == explore.depth_readouts(0.8, 0.3, 24)
     assert steps[6]["readouts"] == explore.depth_readouts(0.8, 0.3, 12)
     assert steps[6]["params"]["post_factor"] == "0.8" and steps[6]["params"]["depth"] == "12"
     assert steps[3]["params"]["value"] == "-2"
@@ -718,7 +718,7 @@ def test_static_javascript_random_stack_and_negative_slopes(static):
     assert label == "‖gℓ‖ / ‖gL‖ (log scale)" and stack["subscripts"] == ["ℓ", "L"]
     assert not any("_" in t for t in stack["texts"] + steps[4]["texts"])
     assert "gain of block ℓ" in steps[4]["texts"]
-    assert steps[5]["readouts"] == explore.depth_readouts(0.65, -0.3, 10)
+    assert steps[5]["readouts"] == explore.depth_readouts(0.65, -0.3, 24)
     assert float(steps[5]["readouts"]["pre"]) < 1
 
 

@@ -541,7 +541,7 @@ DEPTH = Explorer(
         Slider("post_factor", "Post-LN factor f", 0.5, 1.0, 0.01, 0.65),
         Slider("branch", "Pre-LN branch slope F′", -0.5, 0.5, 0.01, 0.3,
                echo=lambda a: f"{_key(a)} (factor {_key(round(1 + a, 12))})"),
-        Slider("depth", "depth L", 1, 128, 1, 10),
+        Slider("depth", "depth L", 1, 128, 1, 24),
     ),
     series=(Series("pre", "Pre-LN (1 + F′)^L", PALETTE["pre"]), Series("post", "Post-LN f^L", PALETTE["post"])),
     readouts=_depth_readouts,
