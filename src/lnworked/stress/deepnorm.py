@@ -266,7 +266,7 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
     loss curves that lie on top of one another (every variant whose final loss is within a factor
     of 1.5 of the lowest) are also named by one label beside them. Sized (:data:`WIDTH` inches
     wide, text at :data:`lnworked.stress.warmup_figures.FONT_390`) to stay legible at 350-390 px."""
-    from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style, loss_band, uniform_guess
 
     from lnworked.style import PALETTE, new_figure
 
@@ -277,21 +277,12 @@ def deepnorm_figure(summary: dict, vocab_size: int = 64):
         color = PALETTE[key]
         faded = 0.55 if variant == "Post-LN + warmup" else 1.0
         if "loss" in data:
-            loss = data["loss"]
-            steps = np.arange(1, loss.shape[1] + 1)
-            (line,) = top.plot(steps, loss.mean(axis=0), style, color=color, alpha=faded, linewidth=2.8,
-                               label=label)
-            top.fill_between(steps, loss.min(axis=0), loss.max(axis=0), color=color, alpha=0.15 * faded)
-            handles[label] = line
+            handles[label] = loss_band(top, data["loss"], style, color, label, linewidth=2.8, alpha=faded)
         if "branch_share" in data:
             share = data["branch_share"].mean(axis=0)
             bottom.plot(np.arange(1, share.size + 1), share, style, color=color, linewidth=2.5, marker="o",
                         markersize=4.5, label=label)
-    top.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
-    last_step = max(d["loss"].shape[1] for d in summary.values() if "loss" in d)
-    top.annotate(f"ln {vocab_size}: uniform guess", (last_step, math.log(vocab_size)), xytext=(0, 4),
-                 textcoords="offset points", ha="right", va="bottom", fontsize=FONT_390["legend"],
-                 color=PALETTE["text"])
+    uniform_guess(top, vocab_size)
     top.set_yscale("log")  # the converged curves near 1e-3 apart from the ones near ln 64
     bottom.set_yscale("log")
     _style(top, "Training loss", "step", "loss (nats, log scale)")

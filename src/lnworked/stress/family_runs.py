@@ -254,7 +254,7 @@ def family_figure(summary: dict, vocab_size: int = 64):
     lowest) are also named by one label, right of the middle of the panel. One legend with short labels
     below the panels, in two columns. Sized as the why-warmup chapter's figures
     (:data:`lnworked.stress.warmup_figures.WIDTH` inches, text at ``FONT_390``) for 350-390 px."""
-    from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH, _style, loss_band, uniform_guess
     from lnworked.style import PALETTE, new_figure
 
     rates = list(dict.fromkeys(rate for _, rate in summary))
@@ -267,12 +267,8 @@ def family_figure(summary: dict, vocab_size: int = 64):
             if own_rate != rate:
                 continue
             key, style, label = _LOOK[variant]
-            loss = data["loss"]
-            steps = np.arange(1, loss.shape[1] + 1)
-            (line,) = ax.plot(steps, np.nanmean(loss, axis=0), style, color=PALETTE[key], linewidth=2.6,
-                              label=label, gid=f"loss-{variant}")
-            ax.fill_between(steps, np.nanmin(loss, axis=0), np.nanmax(loss, axis=0), color=PALETTE[key], alpha=0.15)
-            handles[label] = line
+            handles[label] = loss_band(ax, data["loss"], style, PALETTE[key], label, linewidth=2.6,
+                                       gid=f"loss-{variant}")
         finals = {_LOOK[v][2]: float(np.nanmean(d["loss"][:, -1])) for (v, r), d in summary.items() if r == rate}
         together = [name for name, final in finals.items() if final <= 1.5 * min(finals.values())]
         if len(together) > 1:
@@ -280,10 +276,7 @@ def family_figure(summary: dict, vocab_size: int = 64):
                                                          for i in range(0, len(together), 2)),
                         (0.97, 0.6), xycoords="axes fraction", ha="right", va="bottom",
                         fontsize=FONT_390["legend"] - 2, color=PALETTE["text"], gid="together")
-        ax.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
-        ax.annotate(f"ln {vocab_size}: uniform guess", (1, math.log(vocab_size)), xycoords=("axes fraction", "data"),
-                    xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom",
-                    fontsize=FONT_390["legend"], color=PALETTE["text"])
+        uniform_guess(ax, vocab_size)
         ax.set_yscale("log")
         ax.set_ylim(low / 2, 3 * math.log(vocab_size))
         _style(ax, f"Rate {rate:g}, no warmup", "step", "loss (nats, log scale)")

@@ -17,7 +17,7 @@ from matplotlib.ticker import MaxNLocator
 
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["WIDTH", "FONT_390", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "step_response_figure",
+__all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
@@ -35,6 +35,26 @@ def _style(ax, title: str, xlabel: str, ylabel: str):
     ax.set_xlabel(xlabel, fontsize=FONT_390["label"])
     ax.set_ylabel(ylabel, fontsize=FONT_390["label"])
     ax.tick_params(which="both", labelsize=FONT_390["tick"])
+
+
+def loss_band(ax, loss, style: str, color, label: str, linewidth: float, alpha: float = 1.0, gid=None):
+    """Training losses ``loss`` (seeds, steps) on ``ax``: their mean over seeds as a line, their range
+    as a band (NaN steps skipped); returns the line, for a legend."""
+    steps = np.arange(1, loss.shape[1] + 1)
+    (line,) = ax.plot(steps, np.nanmean(loss, axis=0), style, color=color, alpha=alpha, linewidth=linewidth,
+                      label=label, gid=gid)
+    ax.fill_between(steps, np.nanmin(loss, axis=0), np.nanmax(loss, axis=0), color=color, alpha=0.15 * alpha)
+    return line
+
+
+def uniform_guess(ax, vocab_size: int):
+    """The loss of a uniform guess, ``ln vocab_size``, dashed across ``ax``, labelled at its right end."""
+    import math
+
+    ax.axhline(math.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
+    ax.annotate(f"ln {vocab_size}: uniform guess", (1, math.log(vocab_size)), xycoords=("axes fraction", "data"),
+                xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom",
+                fontsize=FONT_390["legend"], color=PALETTE["text"])
 
 
 def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
