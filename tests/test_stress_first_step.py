@@ -312,6 +312,50 @@ def test_explorer_mean_of_seeds_is_the_chapters_averages_by_hand(stored):
             assert shown[f"{short}-delivered"] != one[f"{short}-delivered"]  # the mean is not seed 7's
 
 
+#: A hand-built table of safe rates, (placement, layers, seed) -> s*, for mean_safe_rate.
+_SAFE = {("Pre-LN", 12, 7): 1e-3, ("Pre-LN", 12, 8): 8e-3, ("Pre-LN", 12, 9): 2e-3,
+         ("Post-LN", 12, 7): 1e-4, ("Post-LN", 12, 8): math.inf, ("Post-LN", 12, 9): 4e-4,
+         ("Post-LN", 48, 7): 0.0, ("Post-LN", 48, 8): 3e-5}
+
+
+def test_mean_safe_rate_is_the_geometric_mean_over_the_chosen_seeds():
+    """By hand: the n-th root of the product of the seeds' safe rates (math.prod), over all stored
+    seeds or the chosen ones; an infinite or zero seed carries the mean with it."""
+    from lnworked.stress.first_step import mean_safe_rate
+
+    assert mean_safe_rate(_SAFE, "Pre-LN", 12) == pytest.approx(math.prod([1e-3, 8e-3, 2e-3]) ** (1 / 3), rel=1e-12)
+    assert mean_safe_rate(_SAFE, "Pre-LN", 12, seeds=[9, 7]) == pytest.approx(math.sqrt(1e-3 * 2e-3), rel=1e-12)
+    assert mean_safe_rate(_SAFE, "Pre-LN", 12, seeds=(8,)) == pytest.approx(8e-3, rel=1e-12)
+    assert mean_safe_rate(_SAFE, "Post-LN", 12, seeds=[7, 9]) == pytest.approx(2e-4, rel=1e-12)
+    assert mean_safe_rate(_SAFE, "Post-LN", 12) == math.inf  # seed 8 above the grid
+    assert mean_safe_rate(_SAFE, "Post-LN", 48) == 0.0  # seed 7 below it
+    assert mean_safe_rate(_SAFE, "Post-LN", 48, seeds=[8]) == pytest.approx(3e-5, rel=1e-12)
+
+
+@pytest.mark.parametrize("placement, layers, seeds, name", [
+    ("Pre", 12, None, "placement"), ("Pre-LN", 48, None, "layers"), ("Pre-LN", 12, [7, 10], "seeds"),
+    ("Pre-LN", 12, [], "seeds"), ("Pre-LN", 12, [7, 7], "seeds"), ("Pre-LN", 12, 7, "seeds"),
+    ("Pre-LN", 12, "7", "seeds")])
+def test_mean_safe_rate_rejects_bad_arguments_naming_them(placement, layers, seeds, name):
+    from lnworked.stress.first_step import mean_safe_rate
+
+    with pytest.raises(ValueError, match=name):
+        mean_safe_rate(_SAFE, placement, layers, seeds)
+
+
+def test_mean_safe_rate_of_the_stored_grid_is_the_rows_by_hand(stored):
+    """The chapters' safe-rate means: exp(mean log s*) of the per-seed safe rates read from the rows."""
+    from lnworked.stress.first_step import mean_safe_rate
+
+    rows, _, _ = stored
+    safe = safe_rates(rows)
+    for placement in ("Pre-LN", "Post-LN"):
+        for layers in (6, 12, 48):
+            logs = [math.log(safe[(placement, layers, seed)]) for seed in FIRST_STEP_SEEDS]
+            assert mean_safe_rate(safe, placement, layers) == pytest.approx(math.exp(sum(logs) / len(logs)),
+                                                                            rel=1e-12)
+
+
 def test_explorer_mean_of_seeds_above_the_grid_stays_above():
     from lnworked.stress.first_step import geometric_mean_rate
 

@@ -46,7 +46,7 @@ from lnworked.validation import check_positive
 
 __all__ = ["FIRST_STEP_DEPTHS", "FIRST_STEP_SEEDS", "POSITIONS", "PLACEMENTS", "step_rates", "first_step_rows",
            "write_first_step_csv", "read_first_step_csv", "first_step_curves", "delivered_share", "full_step_shares",
-           "safe_rate", "safe_rates", "geometric_mean_rate", "safe_rate_figure"]
+           "safe_rate", "safe_rates", "geometric_mean_rate", "mean_safe_rate", "safe_rate_figure"]
 
 #: The depths measured (blocks).
 FIRST_STEP_DEPTHS = (1, 2, 3, 6, 12, 24, 48)
@@ -258,6 +258,36 @@ def geometric_mean_rate(rates) -> float:
     return float(np.exp(np.mean(np.log(rates))))
 
 
+def mean_safe_rate(safe: dict, placement: str, layers: int, seeds: Sequence[int] | None = None) -> float:
+    """The safe rate of ``placement`` at ``layers`` blocks averaged over seeds: the geometric mean
+
+        exp( (1 / n) sum_k log s*_k ),     k over the seeds (n of them),
+
+    of :func:`safe_rates`' ``safe[(placement, layers, seed)]`` (each ``s*_k`` the largest step size
+    whose first step still delivers at least the threshold share of its tangent's decrease), over
+    ``seeds`` (default every seed ``safe`` holds for that placement and depth), seeds ascending.
+    ``inf`` if any seed's lies above the grid, ``0`` if any lies below it (:func:`geometric_mean_rate`).
+    ValueError naming ``placement``, ``layers`` or ``seeds`` if ``safe`` holds no such case."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement: must be one of {tuple(PLACEMENTS)}, got {placement!r}")
+    stored = sorted(k[2] for k in safe if k[:2] == (placement, layers))
+    if not stored:
+        raise ValueError(f"layers: no stored case of {placement} with {layers!r} blocks")
+    if seeds is None:
+        chosen = stored
+    else:
+        if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+            raise ValueError(f"seeds: must be a sequence of stored seeds, got {seeds!r}")
+        given = list(seeds)
+        chosen = sorted(set(given))
+        if not chosen or len(chosen) != len(given):
+            raise ValueError(f"seeds: must be a non-empty sequence of distinct seeds, got {seeds!r}")
+        missing = [s for s in chosen if s not in stored]
+        if missing:
+            raise ValueError(f"seeds: {missing} not stored for {placement} with {layers} blocks (stored: {stored})")
+    return geometric_mean_rate([safe[(placement, layers, s)] for s in chosen])
+
+
 def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None = None):
     """The safe rate (:func:`safe_rates`) against depth, both placements (Pre-LN violet and solid, Post-LN
     magenta and dashed; geometric mean over the seeds, band = the seeds' range), log-log, with the
@@ -281,8 +311,8 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
         inside = [d for d, v in by_depth.items() if np.isfinite(v).all() and (v > 0).all()]
         above = [d for d, v in by_depth.items() if np.isinf(v).any()]
         values = [by_depth[d] for d in inside]
-        ax.plot(inside, [geometric_mean_rate(v) for v in values], style, color=color, marker="o", markersize=4,
-                linewidth=2.2, label=placement, gid=placement)
+        ax.plot(inside, [mean_safe_rate(safe, placement, d) for d in inside], style, color=color, marker="o",
+                markersize=4, linewidth=2.2, label=placement, gid=placement)
         ax.fill_between(inside, [v.min() for v in values], [v.max() for v in values], color=color, alpha=0.15)
         if above:
             ax.plot(above, [top] * len(above), "^", color=color, markersize=8 if hollow else 6, linestyle="none",

@@ -17,7 +17,8 @@
     (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). The seed select's default,
     :data:`MEAN_OF_SEEDS`, shows the averages the chapter quotes: the curves and tangents are means over
     the seeds, the delivered share and the logits' relative change are the means over the seeds of each
-    seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``. Built on
+    seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``
+    (:func:`~lnworked.stress.first_step.mean_safe_rate`). Built on
     :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
     (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
 """
@@ -87,8 +88,9 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
     safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
     stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
     share and the relative change are the means over the stored seeds of each seed's value (the
-    chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean."""
-    from lnworked.stress.first_step import delivered_share, geometric_mean_rate
+    chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean
+    (:func:`~lnworked.stress.first_step.mean_safe_rate`, as the chapters quote it)."""
+    from lnworked.stress.first_step import delivered_share, mean_safe_rate
 
     out = {}
     for placement, short in _SHORT.items():
@@ -108,7 +110,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
         out[f"{short}-delivered"] = f"{100 * float(np.mean(shares)):.1f} %"
         out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
-        out[f"{short}-safe"] = _safe_text(geometric_mean_rate([safe[(placement, layers, s)] for s in seeds]), c["rates"])
+        out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
 
 
