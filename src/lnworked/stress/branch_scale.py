@@ -31,14 +31,13 @@ gathers them per placement, rate and ``kappa``.
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from lnworked.placements import deepnorm_constants
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.validation import check_int
 
 __all__ = ["BRANCH_SCALE_SEEDS", "branch_scales", "branch_scale_rates", "branch_scale_rows",
@@ -125,18 +124,13 @@ _FLOATS = FIELDS[1:2] + FIELDS[3:]
 
 
 def write_branch_scale_csv(rows, path) -> None:
-    """:func:`branch_scale_rows`' rows as CSV (floats to 9 significant digits)."""
-    with open(Path(path), "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, **{k: f"{row[k]:.9g}" for k in _FLOATS}})
+    """:func:`branch_scale_rows`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: floats to 9 significant digits)."""
+    write_rows(rows, path, FIELDS, floats=_FLOATS)
 
 
 def read_branch_scale_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"placement": r["placement"], "seed": int(r["seed"]), **{k: float(r[k]) for k in _FLOATS}}
-                for r in csv.DictReader(handle)]
+    """The rows :func:`write_branch_scale_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("seed",), floats=_FLOATS)
 
 
 def branch_scale_summary(rows) -> dict:

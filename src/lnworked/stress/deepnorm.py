@@ -34,15 +34,14 @@ per variant, and :func:`deepnorm_figure` draws the loss curves and the branch sh
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from lnworked.placements import deepnorm_constants
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.validation import check_int
 
 __all__ = ["VARIANTS", "variant_setup", "branch_shares", "first_update_fractions", "loss_curves", "deepnorm_rows",
@@ -188,17 +187,13 @@ FIELDS = ("variant", "seed", "quantity", "index", "value")
 
 
 def write_deepnorm_csv(rows, path) -> None:
-    with open(Path(path), "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "value": f"{row['value']:.9g}"})
+    """:func:`deepnorm_rows`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: ``value`` to 9 significant digits)."""
+    write_rows(rows, path, FIELDS, floats=("value",))
 
 
 def read_deepnorm_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"variant": r["variant"], "seed": int(r["seed"]), "quantity": r["quantity"], "index": int(r["index"]),
-                 "value": float(r["value"])} for r in csv.DictReader(handle)]
+    """The rows :func:`write_deepnorm_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("seed", "index"), floats=("value",))
 
 
 def summarise(rows) -> dict:

@@ -28,15 +28,14 @@ last 10 steps) over the seeds, :func:`final_loss_markdown` writes those as a tab
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from lnworked.stress.config import StressConfig
 from lnworked.stress.deepnorm import final_loss
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.validation import check_int
 
 __all__ = ["VARIANTS", "RATES", "variant_setup", "check_rates", "loss_curves", "family_rows", "write_family_csv",
@@ -152,19 +151,15 @@ FIELDS = ("variant", "learning_rate", "seed", "step", "loss", "gradient_norm")
 
 
 def write_family_csv(rows, path) -> None:
-    with open(Path(path), "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "learning_rate": f"{row['learning_rate']:g}", "loss": f"{row['loss']:.9g}",
-                             "gradient_norm": f"{row['gradient_norm']:.9g}"})
+    """:func:`family_rows`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`): ``loss`` and
+    ``gradient_norm`` to 9 significant digits, ``learning_rate`` to ``:g``'s 6 (the rates are round numbers)."""
+    write_rows(({**row, "learning_rate": f"{row['learning_rate']:g}"} for row in rows), path, FIELDS,
+               floats=("loss", "gradient_norm"))
 
 
 def read_family_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"variant": r["variant"], "learning_rate": float(r["learning_rate"]), "seed": int(r["seed"]),
-                 "step": int(r["step"]), "loss": float(r["loss"]), "gradient_norm": float(r["gradient_norm"])}
-                for r in csv.DictReader(handle)]
+    """The rows :func:`write_family_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("seed", "step"), floats=("learning_rate", "loss", "gradient_norm"))
 
 
 def summarise(rows) -> dict:

@@ -34,14 +34,13 @@ warmup's first rate itself (``t = 1``), to a fraction of a percent.
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.validation import check_positive
 
 __all__ = ["FIRST_STEP_DEPTHS", "FIRST_STEP_SEEDS", "POSITIONS", "PLACEMENTS", "step_rates", "first_step_rows",
@@ -130,17 +129,12 @@ _FLOATS = ("learning_rate", "t", "loss", "loss_after", "slope", "rms_logits", "r
 
 def write_first_step_csv(rows, path) -> None:
     """:func:`first_step_rows`' rows as CSV (floats to 9 significant digits, float32's precision and more)."""
-    with open(Path(path), "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, **{k: f"{row[k]:.9g}" for k in _FLOATS}})
+    write_rows(rows, path, FIELDS, floats=_FLOATS)
 
 
 def read_first_step_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"placement": r["placement"], "layers": int(r["layers"]), "seed": int(r["seed"]),
-                 **{k: float(r[k]) for k in _FLOATS}} for r in csv.DictReader(handle)]
+    """The rows :func:`write_first_step_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("layers", "seed"), floats=_FLOATS)
 
 
 def first_step_curves(rows) -> dict:

@@ -18,10 +18,8 @@ steps; the rates follow the full run's schedule whatever the last snapshot.
 
 from __future__ import annotations
 
-import csv
 import math
 from functools import reduce
-from pathlib import Path
 from typing import Callable
 
 import jax
@@ -36,6 +34,7 @@ from lnworked.stress.model import Block, embed_tokens
 from lnworked.stress.optim import apply_rate, learning_rates, make_optimizer
 from lnworked.stress.stacked import make_logits
 from lnworked.stress.step import make_loss
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int
 
@@ -155,20 +154,15 @@ FIELDS = ("run", "pre_norm", "warmup", "step", "layer", "alive", "loss") + QUANT
 
 
 def write_profiles_csv(rows, path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "pre_norm": int(row["pre_norm"]), "alive": int(row["alive"]),
-                             **{k: f"{row[k]:.8g}" for k in ("loss",) + QUANTITIES}})
+    """:func:`trained_profiles`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: floats to 8
+    significant digits, ``pre_norm`` and ``alive`` as 1/0)."""
+    write_rows(rows, path, FIELDS, floats=("loss",) + QUANTITIES, bools=("pre_norm", "alive"), digits=8)
 
 
 def read_profiles_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"run": r["run"], "pre_norm": r["pre_norm"] == "1", "warmup": int(r["warmup"]),
-                 "step": int(r["step"]), "layer": int(r["layer"]), "alive": r["alive"] == "1",
-                 "loss": float(r["loss"]), **{q: float(r[q]) for q in QUANTITIES}}
-                for r in csv.DictReader(handle)]
+    """The rows :func:`write_profiles_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("warmup", "step", "layer"), floats=("loss",) + QUANTITIES,
+                     bools=("pre_norm", "alive"))
 
 
 LABELS = {"stream_rms": "RMS of the stream entering the block", "attn_write_ratio": "attention write / stream",
@@ -314,16 +308,12 @@ _RESPONSE_FLOATS = RESPONSE_FIELDS[5:]
 
 
 def write_step_response_csv(rows, path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=RESPONSE_FIELDS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "pre_norm": int(row["pre_norm"]), "alive": int(row["alive"]),
-                             **{k: f"{row[k]:.8g}" for k in _RESPONSE_FLOATS}})
+    """:func:`step_responses`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: floats to 8
+    significant digits, ``pre_norm`` and ``alive`` as 1/0)."""
+    write_rows(rows, path, RESPONSE_FIELDS, floats=_RESPONSE_FLOATS, bools=("pre_norm", "alive"), digits=8)
 
 
 def read_step_response_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"run": r["run"], "pre_norm": r["pre_norm"] == "1", "warmup": int(r["warmup"]),
-                 "step": int(r["step"]), "alive": r["alive"] == "1", **{k: float(r[k]) for k in _RESPONSE_FLOATS}}
-                for r in csv.DictReader(handle)]
+    """The rows :func:`write_step_response_csv` wrote, types restored."""
+    return read_rows(path, RESPONSE_FIELDS, ints=("warmup", "step"), floats=_RESPONSE_FLOATS,
+                     bools=("pre_norm", "alive"))

@@ -25,6 +25,7 @@ from lnworked.stress.config import StressConfig, check_warmup, warmup_for
 from lnworked.stress.data import make_batches
 from lnworked.stress.device import describe_device, select_device
 from lnworked.stress.optim import learning_rates
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import DEFAULT_CHUNK, cut_at_divergence, train_logged, train_runs
 
 __all__ = ["Variant", "ARTICLE_VARIANTS", "SweepResult", "sweep", "SeedRuns", "seed_runs", "write_sweep_csv", "read_sweep_csv",
@@ -131,13 +132,11 @@ def _train_cell(config, group, batches, warm, chunk_steps, device):
 
 
 def write_sweep_csv(rows: Sequence[dict], path) -> Path:
-    """The tidy table: one row per run, columns :data:`SWEEP_COLUMNS`."""
+    """The tidy table: one row per run, columns :data:`SWEEP_COLUMNS`
+    (:func:`~lnworked.stress.table_csv.write_rows` with every value as ``str()``: floats in full, bools as
+    ``True``/``False``; ``diverged_at = None`` as an empty cell)."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=SWEEP_COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row[k] is None else row[k]) for k in SWEEP_COLUMNS})
+    write_rows(({k: row[k] for k in SWEEP_COLUMNS} for row in rows), path, SWEEP_COLUMNS)
     return path
 
 
@@ -177,12 +176,10 @@ def read_sweep_steps_csv(path) -> dict:
 
 
 def read_sweep_csv(path) -> list[dict]:
-    """Rows of a sweep CSV with their types restored."""
-    kinds = {"pre_norm": lambda v: v == "True", "warmup_steps": int, "layers": int, "learning_rate": float,
-             "seed": int, "steps": int, "steps_done": int, "final_loss": float, "max_gradient_norm": float,
-             "diverged_at": lambda v: int(v) if v else None, "variant": str}
-    with Path(path).open(encoding="utf-8") as handle:
-        return [{k: kinds[k](v) for k, v in row.items()} for row in csv.DictReader(handle)]
+    """Rows of a sweep CSV with their types restored (an empty ``diverged_at`` reads as None)."""
+    return read_rows(path, SWEEP_COLUMNS, ints=("warmup_steps", "layers", "seed", "steps", "steps_done", "diverged_at"),
+                     floats=("learning_rate", "final_loss", "max_gradient_norm"), bools=("pre_norm",),
+                     defaults={"diverged_at": None})
 
 
 class SeedRuns(dict):

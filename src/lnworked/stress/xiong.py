@@ -32,9 +32,7 @@ article's configuration one difference at a time.
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -45,6 +43,7 @@ from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.stacked import make_logits, stacked_init
 from lnworked.stress.step import make_loss
+from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.validation import check_int
 
 __all__ = ["xiong_like", "xiong_theory", "THEORY_TO_ARTICLE", "theory_path", "theory_swaps", "w2_batch_table", "TOWARD_ARTICLE", "article_path", "readout_swaps", "w2_gradient_norms", "w2_table", "loglog_slope",
@@ -273,24 +272,22 @@ def summarise(rows, profile_depth: int = 6) -> list[dict]:
 FIELDS = ("config", "step", "pre_norm", "layers", "seed", "layer", "w2_gradient_norm", "expected_w2_gradient_norm")
 
 
+_NORMS = ("w2_gradient_norm", "expected_w2_gradient_norm")
+
+
 def write_xiong_csv(rows, path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        fields = [f for f in FIELDS if not rows or f in rows[0]]
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**{k: row[k] for k in fields}, "pre_norm": int(row["pre_norm"]),
-                             **{k: f"{row[k]:.8g}" for k in fields if k.endswith("norm")}})
+    """:func:`sweep_path`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: norms to 8 significant
+    digits, ``pre_norm`` as 1/0); a column the first row lacks (``expected_w2_gradient_norm``) is left out."""
+    fields = tuple(f for f in FIELDS if not rows or f in rows[0])
+    write_rows(({k: row[k] for k in fields} for row in rows), path, fields,
+               floats=[k for k in _NORMS if k in fields], bools=("pre_norm",), digits=8)
 
 
 def read_xiong_csv(path) -> list[dict]:
-    with open(Path(path), newline="", encoding="utf-8") as handle:
-        return [{"config": r["config"], "step": int(r["step"]), "pre_norm": r["pre_norm"] == "1",
-                 "layers": int(r["layers"]), "seed": int(r["seed"]), "layer": int(r["layer"]),
-                 "w2_gradient_norm": float(r["w2_gradient_norm"]),
-                 # files written before the expected gradient was measured lack the column
-                 "expected_w2_gradient_norm": float(r.get("expected_w2_gradient_norm") or "nan")}
-                for r in csv.DictReader(handle)]
+    """The rows :func:`write_xiong_csv` wrote, types restored; files written before the expected
+    gradient was measured lack ``expected_w2_gradient_norm``, which then reads as nan."""
+    return read_rows(path, FIELDS, ints=("step", "layers", "seed", "layer"), floats=_NORMS, bools=("pre_norm",),
+                     defaults={"expected_w2_gradient_norm": math.nan})
 
 
 def _geometric_mean(values) -> float:
