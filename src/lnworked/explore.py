@@ -93,7 +93,7 @@ DOM contract of the static form (the browser tests rely on it)
     - ``random-stack``: ``placement`` (select ``"post"``, ``"pre"``), ``seed`` (range
       0..7), ``depth`` (select ``"6"``..``"96"``), ``branch_scale`` (select ``"0.5"``,
       ``"1"``, ``"2"``, ``"3"``), ``view`` (select ``"norm"``, ``"gain"``). Readouts
-      ``input``, ``per-block`` (the seed's typical gain per block), ``seeds-min``, ``seeds-max``.
+      ``input``, ``seeds-min``, ``seeds-max``.
       Grid: ``cells["<placement>|<scale>|<depth>"]`` with ``gain``, ``norm`` (per seed) and
       ``readouts`` (per seed). Lines: the chosen seed's ``data-series`` is the placement,
       the others ``seeds``.
@@ -620,7 +620,7 @@ STACK_SCALES = (0.5, 1.0, 2.0, 3.0)
 STACK_SEEDS = 8
 #: The random stack's placements.
 STACK_PLACEMENTS = ("post", "pre")
-_STACK_READOUTS = ("input", "per-block", "seeds-min", "seeds-max")
+_STACK_READOUTS = ("input", "seeds-min", "seeds-max")
 #: The random stack's y label (norm view): mathtext for matplotlib; the kernel-free script
 #: draws the same label with SVG subscripts (``explore.js``), the readout table with ``<sub>``.
 STACK_NORM_LABEL = r"$\|g_\ell\| \,/\, \|g_L\|$"
@@ -641,16 +641,12 @@ def random_stack_readouts(placement: str, layers: int, seed: int, branch_scale: 
     """Readouts of the random-stack explorer for one setting (``gains``: all seeds' gains, if already computed).
 
     ``input``: ``||g_0|| / ||g_L||`` of seed ``seed`` (:func:`gradient_norm_profile`);
-    ``per-block``: the typical gain per block, ``G``, the geometric mean of the seed's block
-    gains (``G = input ** (1 / L)``);
     ``seeds-min`` / ``seeds-max``: ``input`` over the seeds.
     """
     gains = random_stack_gains(placement, layers, branch_scale) if gains is None else np.asarray(gains)
     inputs = [gradient_norm_profile(row)[0] for row in gains]
-    own = gains[seed]
     return {
         "input": format_readout(inputs[seed]),
-        "per-block": format_readout(np.exp(np.mean(np.log(own)))),
         "seeds-min": format_readout(min(inputs)),
         "seeds-max": format_readout(max(inputs)),
     }
@@ -664,7 +660,6 @@ def _stack_table(readouts: dict) -> str:
     ratio = "‖g<sub>0</sub>‖ / ‖g<sub>L</sub>‖"
     return _rows_table((
         (f"gradient at the input, {ratio} (this seed)", "input", readouts["input"]),
-        ("this seed's typical gain per block (geometric mean of its gains)", "per-block", readouts["per-block"]),
         (f"smallest {ratio} over the {STACK_SEEDS} seeds", "seeds-min", readouts["seeds-min"]),
         (f"largest {ratio} over the {STACK_SEEDS} seeds", "seeds-max", readouts["seeds-max"]),
     ), html_heads=True)
