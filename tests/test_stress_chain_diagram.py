@@ -1,4 +1,4 @@
-"""Chapter 6's chain diagram: legible on a phone, shows every value it is given, types none itself."""
+"""Chapter 7's chain diagram: legible on a phone, shows every value it is given, types none itself."""
 
 from __future__ import annotations
 
@@ -107,6 +107,7 @@ def test_deepnorm_box_left_open_reads_as_words():
     drawn = " ".join(t.get_text() for t in texts(fig))
     assert "?" not in drawn and "None" not in drawn
     assert "measured" in drawn and "DeepNorm" in drawn
+    assert "§" not in drawn  # plain words, no cross-reference sign squeezed into the box
     assert values["warmup_delivered"] in drawn  # the other box keeps its value
     width = png_width(fig)
     assert min(style.phone_font_px(t.get_fontsize(), width, screen_px=SCREEN_PX) for t in texts(fig)) >= 12

@@ -93,7 +93,7 @@ def chain_diagram(numbers: Mapping):
     ``numbers`` maps every key of :data:`CHAIN_KEYS` to a formatted string (no units: the
     diagram adds "%" and "×"). Raises ValueError naming any missing key. The keys of
     :data:`OPEN_KEYS` may be None together: DeepNorm's box then reads "ρ lower → measured
-    in §DeepNorm", for a page that shows the diagram before it measures DeepNorm.
+    below", for a page that shows the diagram before it measures DeepNorm.
     """
     n = _check(numbers)
     pre, post, text, fix = PALETTE["pre"], PALETTE["post"], PALETTE["text"], PALETTE["blue"]
@@ -127,7 +127,7 @@ def chain_diagram(numbers: Mapping):
              (f"→ {n['kappa_delivered']}%", post, False), ("delivered", text, False)]
          if n["kappa_fold"] is not None else
          [("DeepNorm's κ", fix, True), ("ρ lower", text, False), ("→ measured", post, False),
-          ("in §DeepNorm", text, False)]),
+          ("below", text, False)]),
         (3, [("Warmup", fix, True), ("first step", text, False), (f"{n['warmup_factor']}× smaller", text, False),
              (f"→ {n['warmup_delivered']}%", post, False), ("delivered", text, False)]),
     ]
