@@ -627,7 +627,7 @@ def ex5_plus_one_highway() -> Example:
          Q("post_10", "Post-LN factor over 10 layers", post10, r"0.65^{10}",
            "The same scalar chain rule, with a factor below 1.", stated="0.013462..."),
          Q("shrink", "how much Post-LN shrinks the gradient over 10 layers", 1 / post10, r"1/0.65^{10}",
-           "Against a gradient that passed unchanged (factor 1); against Pre-LN's 1.3^10 the gap is 2^10.",
+           "Against a gradient that passed unchanged (factor 1); against Pre-LN's 1.3¹⁰ the gap is 2¹⁰.",
            stated="74")],
         ["pre_factor", "pre_10", "post_factor", "post_10", "shrink"],
         note=f"\"0.013462...\" is truncated; 0.65¹⁰ = {post10:.7f} agrees.",

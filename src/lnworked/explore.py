@@ -489,8 +489,8 @@ def _depth_readouts(values: dict) -> dict:
 
 def _depth_table(readouts: dict) -> str:
     return _rows_table((
-        ("Post-LN f^L at depth L", "post", readouts["post"]),
-        ("Pre-LN (1 + F′)^L at depth L", "pre", readouts["pre"]),
+        ("Post-LN fᴸ at depth L", "post", readouts["post"]),
+        ("Pre-LN (1 + F′)ᴸ at depth L", "pre", readouts["pre"]),
         (f"Post-LN falls under {_key(BELOW_THRESHOLD)} at depth", "post-depth-below", readouts["post-depth-below"]),
         (f"Pre-LN falls under {_key(BELOW_THRESHOLD)} at depth", "pre-depth-below", readouts["pre-depth-below"]),
     ))
@@ -534,7 +534,7 @@ DEPTH = Explorer(
     kind="depth",
     caption=(
         "The scalar toy: the gradient factor at the input of L layers when every block's Jacobian is "
-        "one number, the same in every layer: Post-LN's f^L against Pre-LN's (1 + F′)^L, log scale."
+        "one number, the same in every layer: Post-LN's fᴸ against Pre-LN's (1 + F′)ᴸ, log scale."
     ),
     aria="Log-scale lines of the gradient factor over depth, Pre-LN against Post-LN",
     controls=(
@@ -543,7 +543,7 @@ DEPTH = Explorer(
                echo=lambda a: f"{_key(a)} (factor {_key(round(1 + a, 12))})"),
         Slider("depth", "depth L", 1, 128, 1, 24),
     ),
-    series=(Series("pre", "Pre-LN (1 + F′)^L", PALETTE["pre"]), Series("post", "Post-LN f^L", PALETTE["post"])),
+    series=(Series("pre", "Pre-LN (1 + F′)ᴸ", PALETTE["pre"]), Series("post", "Post-LN fᴸ", PALETTE["post"])),
     readouts=_depth_readouts,
     grid=lambda: _depth_grid(DEPTH),
     table=_depth_table,

@@ -59,7 +59,7 @@ TOWARD_ARTICLE = (
     ("embedding N(0, 1), not scaled", ("embedding_std", "embedding_scale")),
     ("learned positions from zeros", ("positions",)),
     ("LeCun-normal blocks (Flax default)", ("init",)),
-    ("output layer N(0, 0.02^2)", ("readout_std",)),
+    ("output layer N(0, 0.02²)", ("readout_std",)),
 )
 
 
@@ -87,14 +87,14 @@ def article_path(base: StressConfig | None = None) -> list[tuple[str, StressConf
 # Xiong et al.'s theory (Sec. 3.3) to the article's configuration, one difference at a time
 # (cumulative): the fields that each step sets to the article's (the base configuration's) values.
 THEORY_TO_ARTICLE = (
-    ("W^Q, W^K random (Xavier), not zero", ("zero_qk",)),
+    ("query and key weights random (Xavier), not zero", ("zero_qk",)),
     ("GELU, not ReLU", ("activation",)),
     ("MLP 4d wide, not d", ("mlp_ratio",)),
     ("4 heads, not 1", ("heads",)),
     ("causal mask (a decoder)", ("causal",)),
     ("LeCun-normal blocks (Flax default)", ("init",)),
     ("separate output layer N(0, 1/d)", ("tied_readout", "embedding_std", "embedding_scale")),
-    ("output layer N(0, 0.02^2)", ("readout_std",)),
+    ("output layer N(0, 0.02²)", ("readout_std",)),
 )
 
 
@@ -301,25 +301,31 @@ def _figure_label(rows, step) -> str:
     return next(r["config"] for r in rows if r["step"] == step)
 
 
+#: Short names of the sweep's two ends in :func:`theorem1_figure`'s legend (a phone's column is narrow).
+_SHORT_LABELS = {"article's configuration": "article's model"}
+
+
 def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     """Theorem 1 against depth: ``g_L`` (the last block's W2 gradient; the seeds' geometric mean,
     each seed a dot) against ``L`` on log-log axes, per placement, for the configurations
     ``steps`` (indices into the sweep; default the first and the last). ``column``: the first
-    batch's norm or ``"expected_w2_gradient_norm"``."""
+    batch's norm or ``"expected_w2_gradient_norm"``. Drawn for a phone: 4.4 inches wide, text at
+    :data:`lnworked.stress.warmup_figures.FONT_390`, the legend below the axes."""
     import matplotlib.pyplot as plt
 
-    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH
     from lnworked.style import PALETTE, new_figure
 
-    fig, ax = new_figure(WIDTH, 5.4)
+    fig, ax = new_figure(WIDTH, 6.6)
     all_steps = sorted({r["step"] for r in rows})
     steps = [all_steps[0], all_steps[-1]] if steps is None else steps
     for step, style in zip(steps, ("-", "--", ":", "-.")):
         label = _figure_label(rows, step)
+        label = _SHORT_LABELS.get(label, label.replace("Xiong et al.'s ", ""))
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             last = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layer"] == r["layers"]]
             depths = sorted({r["layers"] for r in last})
-            ax.scatter([r["layers"] for r in last], [r[column] for r in last], color=color, s=10, alpha=0.5)
+            ax.scatter([r["layers"] for r in last], [r[column] for r in last], color=color, s=14, alpha=0.5)
             means = [_geometric_mean([r[column] for r in last if r["layers"] == d]) for d in depths]
             slope = loglog_slope(depths, means)
             ax.plot(depths, means, style, color=color, linewidth=2, marker="o",
@@ -330,9 +336,14 @@ def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.xaxis.set_minor_locator(plt.NullLocator())
     expected = column.startswith("expected")
-    _style(ax, f"Last block's W2 {'expected ' if expected else ''}gradient at initialisation", "blocks L",
-           "||mean over batches of dloss/dW2||" if expected else "||dloss/dW2 of block L||")
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.set_title(f"Last block's W2 {'expected ' if expected else ''}gradient\nat initialisation",
+                 fontsize=FONT_390["title"])
+    ax.set_xlabel("blocks L", fontsize=FONT_390["label"])
+    ax.set_ylabel("‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of block L‖",
+                  fontsize=FONT_390["label"])
+    ax.tick_params(which="both", labelsize=FONT_390["tick"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=FONT_390["legend"],
+               frameon=False, handlelength=1.8)
     return fig
 
 
