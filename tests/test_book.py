@@ -217,3 +217,32 @@ def test_cross_reference_roles_render(html):
     """A malformed role (a doubled backtick, say) is not parsed and shows as raw MyST text."""
     leaks = {name: MYST_ROLE_TEXT.findall(page(html, name)) for name in toc_files()}
     assert not {name: found for name, found in leaks.items() if found}
+
+
+RAW_POWER = re.compile(r"[A-Za-z0-9)\]]\^[A-Za-z0-9({\-]")
+
+
+def _prose_text(markup: str) -> str:
+    """A page's article as a reader sees its words: code, typeset maths and scripts removed."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(markup, "html.parser")
+    root = soup.find("article") or soup
+    for tag in root.find_all(["script", "style", "pre", "code", "math", "svg"]):
+        tag.decompose()
+    for tag in root.find_all(class_=re.compile(r"^(math|highlight|cell_input)$")):
+        tag.decompose()
+    text = root.get_text(" ")
+    # MathJax typesets \( ... \) and \[ ... \] in the browser: what is inside is not raw
+    return re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]|\$\$.*?\$\$", " ", text, flags=re.S)
+
+
+def test_no_raw_powers_in_the_prose(html):
+    """A power written as TeX or caret text (0.02^2, W^Q, f^L) outside maths shows raw to the reader."""
+    leaks = {name: RAW_POWER.findall(_prose_text(page(html, name))) for name in toc_files()}
+    assert not {name: found for name, found in leaks.items() if found}
+
+
+def test_raw_power_check_catches_a_caret_outside_maths():
+    assert RAW_POWER.search(_prose_text("<article><p>output layer N(0, 0.02^2)</p></article>"))
+    assert not RAW_POWER.search(_prose_text(r"<article><p>\(0.02^2\) and <code>x^2</code></p></article>"))

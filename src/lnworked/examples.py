@@ -378,7 +378,7 @@ def seed001_twenty_four_layers() -> Example:
          Q("post", "Post-LN factor over 24 layers", value, r"f^{L} = 0.6^{24}",
            "The same chain rule as for three layers.", stated="0.0000022")],
         ["post"],
-        quote="0.6^{24} ≈ 0.0000022",
+        quote="$0.6^{24}$ ≈ 0.0000022",
         location="worked example 2",
         check=f"0.6²⁴ = (0.6¹²)², and 0.6¹² = {gradient_factor(0.6, 12):.6f}, whose square is {_sci(value)}, "
               f"not 2.2 × 10⁻⁶.",
@@ -553,7 +553,7 @@ def ex3_degenerate() -> Example:
          Q("out", "LN(x) with ε = 1e-5", out, r"(x - \mu)/\sqrt{\sigma^2 + \varepsilon}",
            "A zero numerator over a small positive denominator is zero.", stated=("0", "0", "0", "0"))],
         ["out"],
-        note="The source text's \"0 + 10^-5 ≈ 0.00316\" is √(0 + 10^-5), root sign lost in extraction.",
+        note="The source text's \"0 + $10^{-5}$ ≈ 0.00316\" means $\\sqrt{0 + 10^{-5}}$, its root sign lost in extraction.",
     )
 
 
@@ -667,7 +667,7 @@ def ex7_ninety_six_layers() -> Example:
          Q("pre", "Pre-LN factor 1.3 over 96 layers", gradient_factor(1.3, 96), r"1.3^{96}",
            "The toy's Pre-LN factor over the same depth.")],
         ["post"],
-        quote="over 96 layers a per-layer factor 0.65 gives 0.65^{96} ≈ 1.9 × 10^{-18}",
+        quote="over 96 layers a per-layer factor 0.65 gives $0.65^{96}$ ≈ 1.9 × $10^{-18}$",
         location="Ex 7, step 1 and its Verify line",
         check=f"log₁₀(0.65⁹⁶) = 96 × log₁₀ 0.65 = {f'{96 * math.log10(0.65):.4f}'.replace('-', '−')}, and 10 to that power is "
               f"{_sci(value, 2)}, not 1.9 × 10⁻¹⁸.",
