@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from lnworked.blocks import jacobian_singular_value_samples
 from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, residual_variance_monte_carlo
@@ -100,14 +100,20 @@ def pre_ln_bars() -> Figure:
 # --- Depth ---------------------------------------------------------------------------
 
 
+#: Font sizes (points) of :func:`gradient_over_depth`: on its 4.4-inch figure a phone shows them at 13 px or more.
+_DEPTH_FONT = {"title": 15, "label": 15, "tick": 14, "legend": 15, "annotation": 15}
+
+
 def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, layers: int = 96,
                         marks=(10, 24, 96)) -> Figure:
     """Gradient factor ``f^L`` against depth L (log scale), Pre-LN and Post-LN.
 
     Lines come from :func:`lnworked.depth.gradient_factors`; the depths in ``marks`` (those
-    not beyond ``layers``) are marked and annotated with their values.
+    not beyond ``layers``) are marked and annotated with their values. Drawn 4.4 inches wide
+    with :data:`_DEPTH_FONT`, so a phone's column shrinks it little.
     """
-    fig, ax = new_figure(PHONE_WIDTH, 4.8)
+    font = _DEPTH_FONT
+    fig, ax = new_figure(4.4, 4.8)
     depth = np.arange(1, layers + 1)
     for label, factor, color, offset in (("Pre-LN", pre_factor, PALETTE["pre"], (-8, 8)),
                                          ("Post-LN", post_factor, PALETTE["post"], (8, 4))):
@@ -120,14 +126,24 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
             last = mark > 0.8 * layers  # near the right edge: the label goes left of the mark, below the line
             xytext = (-8, -16) if last and offset[0] > 0 else offset
             ax.annotate(format_value(value, 3), (mark, value), textcoords="offset points", xytext=xytext,
-                        ha="left" if xytext[0] > 0 else "right", fontsize=FONT["annotation"], color=color)
+                        ha="left" if xytext[0] > 0 else "right", fontsize=font["annotation"], color=color)
     ax.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.5)
     ax.set_yscale("log")
+    drawn = np.log10(np.concatenate([line.get_ydata() for line in ax.get_lines()] + [[1.0]]))
+    low, high = drawn.min(), drawn.max()
+    pad = 0.13 * max(high - low, 1.0)  # room above and below the lines for the marks' values
+    ax.set_ylim(10 ** (low - pad), 10 ** (high + pad))
+    powers = MaxNLocator(nbins=6, steps=[1, 2, 4, 5, 10], integer=True).tick_values(low - pad, high + pad)
+    ax.yaxis.set_major_locator(FixedLocator(10.0 ** powers))  # whole powers of ten, 10^0 among them
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlim(0, layers + 2)
     ax.xaxis.set_major_locator(FixedLocator([m for m in (0, 24, 48, 72, 96, 120) if m <= layers + 2]))
-    _labels(ax, "depth $L$ (layers)", "gradient factor $f^L$ (log)")
-    _title(ax, "Gradient reaching the input\nafter $L$ layers")
-    _legend(ax, loc="lower left")
+    ax.tick_params(which="both", labelsize=font["tick"])
+    ax.set_xlabel("depth $L$ (layers)", fontsize=font["label"])
+    ax.set_ylabel("gradient factor $f^L$ (log)", fontsize=font["label"])
+    ax.set_title("Gradient reaching the input\nafter $L$ layers", fontsize=font["title"], color=PALETTE["text"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=font["legend"],
+               frameon=False, columnspacing=1.2, handlelength=1.6)  # below the axes: clear of the values
     return fig
 
 

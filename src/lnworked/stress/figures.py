@@ -99,23 +99,36 @@ def stability_map(rows):
     return fig
 
 
+#: Line style and marker of each depth in :func:`layer_gradient_figure`, shallowest first (then cycled).
+DEPTH_LOOKS = ((":", "^"), ("--", "s"), ("-", "o"), ("-.", "D"))
+
+
 def layer_gradient_figure(rows):
-    """Gradient norm of each block at initialisation against its position, Pre-LN vs Post-LN."""
-    fig, ax = new_figure(PHONE_NARROW, 5.0)  # narrower than WIDTH: its text shrinks less on a phone
+    """Gradient norm of each block at initialisation against its position: one panel per placement
+    (Pre-LN violet on top, Post-LN magenta below, one shared log y axis), one line per depth, the
+    depth told apart by line style and marker (:data:`DEPTH_LOOKS`) and labelled at the line's end."""
     depths = sorted({r["layers"] for r in rows})
-    shades = np.linspace(0.45, 1.0, len(depths))
-    for depth, shade in zip(depths, shades):
-        for pre_norm, color, style in ((True, PALETTE["pre"], "-"), (False, PALETTE["post"], "--")):
+    fig, axes = new_figure(PHONE_NARROW, 8.6, nrows=2)
+    axes[1].sharex(axes[0])
+    axes[1].sharey(axes[0])  # one scale: the placements compare by height
+    for ax, (pre_norm, name, color) in zip(axes, ((True, "Pre-LN", PALETTE["pre"]),
+                                                  (False, "Post-LN", PALETTE["post"]))):
+        for depth, (style, marker) in zip(depths, DEPTH_LOOKS * len(depths)):
             mine = [r for r in rows if r["layers"] == depth and r["pre_norm"] == pre_norm]
-            ax.plot([r["layer"] for r in mine], [r["gradient_norm"] for r in mine], style, color=color,
-                    alpha=shade, linewidth=2, marker="o", markersize=4,
-                    label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {depth} layers")
-    ax.set_yscale("log")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # blocks are whole numbers
-    _style(ax, "Gradient norm per block\nat initialisation", "block (1 = next to the input)",
-           "gradient norm of the block")
-    ax.legend(fontsize=PHONE_FONT["legend"] + 1, frameon=False, ncol=2, loc="upper center",
-              bbox_to_anchor=(0.5, -0.2), columnspacing=1.0, handlelength=1.6)
+            x, y = [r["layer"] for r in mine], [r["gradient_norm"] for r in mine]
+            ax.plot(x, y, style, color=color, linewidth=2.2, marker=marker, markersize=7,
+                    label=f"{depth} blocks", gid=f"{name}, {depth} blocks")
+            ax.annotate(str(depth), (x[-1], y[-1]), xytext=(6, 0), textcoords="offset points",
+                        ha="left", va="center", fontsize=PHONE_FONT["annotation"], color=color)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # blocks are whole numbers
+        _style(ax, name, "block (1 = next to the input)" if not pre_norm else "", "gradient norm")
+        ax.title.set_color(color)
+        ax.tick_params(which="both", labelsize=PHONE_FONT["label"])  # a size up: 13 px on a phone
+    axes[0].set_xlim(0.5, max(depths) + 1.5)  # room for the end labels
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncols=len(depths),
+               fontsize=PHONE_FONT["label"], frameon=False, columnspacing=0.8, handlelength=2.0,
+               handletextpad=0.4)
     return fig
 
 

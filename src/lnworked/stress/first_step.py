@@ -312,10 +312,12 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
             ax.plot(above, [top] * len(above), "^", color=color, markersize=8 if hollow else 6, linestyle="none",
                     markerfacecolor="none" if hollow else color, gid=f"{placement} above")
     warm = config.learning_rate / warmup_for(config.steps)
-    for rate, text in ((config.learning_rate, "the article's rate"), (warm, "warmup's first rate")):
+    # warmup's label at the left, where no curve comes down that low (at the right it covered Post-LN's end)
+    for rate, text, x, ha in ((config.learning_rate, "the article's rate", 0.98, "right"),
+                              (warm, "warmup's first rate", 0.02, "left")):
         ax.axhline(rate, color=PALETTE["text"], linestyle=":", linewidth=1.2)
-        ax.text(0.98, rate, f"{text}, {rate:.3g}", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
-                fontsize=FONT_390["tick"] - 1, color=PALETTE["text"])
+        ax.text(x, rate, f"{text}, {rate:.3g}", transform=ax.get_yaxis_transform(), ha=ha, va="bottom",
+                fontsize=FONT_390["tick"], color=PALETTE["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(FixedLocator(all_depths))
