@@ -86,6 +86,16 @@ def test_pre_ln_write_ratio_falls_with_depth():
         assert row[-12:].mean() < row[:4].mean()
 
 
+def test_pre_ln_write_ratio_wobble_at_the_shown_blocks_is_seed_noise():
+    """Chapter 4: over 8 seeds the median ratio ticks up between two of the shown blocks
+    (8 -> 16, 32 -> 48); over 64 seeds it falls at every shown block."""
+    shown = [0, 7, 15, 31, 47]  # blocks 1, 8, 16, 32, 48
+    few = write_ratios("pre", layers=48, seeds=range(8))["median"][shown]
+    many = write_ratios("pre", layers=48, seeds=range(64))["median"][shown]
+    assert np.any(np.diff(few) > 0)
+    assert np.all(np.diff(many) < 0)
+
+
 def test_post_ln_write_ratio_does_not_fall():
     median = write_ratios("post", layers=48, seeds=SEEDS)["median"]
     pre = write_ratios("pre", layers=48, seeds=SEEDS)["median"]
