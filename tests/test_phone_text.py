@@ -75,6 +75,13 @@ def _theorem1_figure():
     return theorem1_figure(committed_xiong()[0], column="expected_w2_gradient_norm")
 
 
+def _fig3_figure():
+    from lnworked.stress.committed import committed_xiong
+    from lnworked.stress.xiong import fig3_figure
+
+    return fig3_figure(committed_xiong()[0], depth=6, column="expected_w2_gradient_norm")
+
+
 #: The book's calls of each figure (chapter 3, chapter 5, chapter 6 twice, the appendix).
 FIGURES = {
     "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(marks=(24, 96)),
@@ -82,6 +89,7 @@ FIGURES = {
     "Fig. 6.2 first_update_figure": _first_update_figure,
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,
     "appendix theorem1_figure": _theorem1_figure,
+    "appendix fig3_figure": _fig3_figure,
 }
 
 

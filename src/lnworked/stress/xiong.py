@@ -350,15 +350,20 @@ def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
 def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_norm"):
     """Xiong et al.'s Fig. 3 on this model: ``g_l`` for every block ``l`` of the ``depth``-block
     model at initialisation (the seeds' geometric mean), per placement and configuration.
-    ``column``: the first batch's norm or ``"expected_w2_gradient_norm"`` (their quantity)."""
-    from lnworked.stress.figures import PHONE_FONT, WIDTH, _style
+    ``column``: the first batch's norm or ``"expected_w2_gradient_norm"`` (their quantity).
+    Drawn for a phone as :func:`theorem1_figure` is: 4.4 inches wide, text at
+    :data:`lnworked.stress.warmup_figures.FONT_390`, the legend below the axes."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    from lnworked.stress.warmup_figures import FONT_390, WIDTH
     from lnworked.style import PALETTE, new_figure
 
-    fig, ax = new_figure(WIDTH, 5.4)
+    fig, ax = new_figure(WIDTH, 6.6)
     all_steps = sorted({r["step"] for r in rows})
     steps = [all_steps[0], all_steps[-1]] if steps is None else steps
     for step, style in zip(steps, ("-", "--", ":", "-.")):
         label = _figure_label(rows, step)
+        label = _SHORT_LABELS.get(label, label.replace("Xiong et al.'s ", ""))
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layers"] == depth]
             layers = sorted({r["layer"] for r in mine})
@@ -366,9 +371,17 @@ def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_nor
             ax.plot(layers, means, style, color=color, linewidth=2, marker="o",
                     label=f"{'Pre-LN' if pre_norm else 'Post-LN'}, {label}")
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.06, not 6 x 10^-2: short on a phone
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2, 4, 6)))
     expected = column.startswith("expected")
-    _style(ax, f"W2 {'expected ' if expected else ''}gradient per block ({depth} blocks, at init.)",
-           "block (1 = next to the input)",
-           "||mean over batches of dloss/dW2||" if expected else "||dloss/dW2 of the block||")
-    ax.legend(fontsize=PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.set_title(f"W2 {'expected ' if expected else ''}gradient\nper block ({depth} blocks, at init.)",
+                 fontsize=FONT_390["title"])
+    ax.set_xlabel("block (1 = input side)", fontsize=FONT_390["label"])
+    ax.set_ylabel("‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of the block‖",
+                  fontsize=FONT_390["label"])
+    ax.tick_params(which="both", labelsize=FONT_390["tick"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=FONT_390["legend"],
+               frameon=False, handlelength=1.8)
     return fig
