@@ -305,6 +305,29 @@ def _figure_label(rows, step) -> str:
 _SHORT_LABELS = {"article's configuration": "article's model"}
 
 
+def _figure_steps(rows, steps):
+    """``(step, line style, short label)`` for the configurations ``steps`` (default: the
+    sweep's first and last), as :func:`theorem1_figure` and :func:`fig3_figure` draw them."""
+    all_steps = sorted({r["step"] for r in rows})
+    steps = [all_steps[0], all_steps[-1]] if steps is None else steps
+    for step, style in zip(steps, ("-", "--", ":", "-.")):
+        label = _figure_label(rows, step)
+        yield step, style, _SHORT_LABELS.get(label, label.replace("Xiong et al.'s ", ""))
+
+
+def _finish_phone_figure(fig, ax, title: str, xlabel: str, ylabel: str):
+    """Titles and ticks at :data:`lnworked.stress.warmup_figures.FONT_390`, the legend below the axes."""
+    from lnworked.stress.warmup_figures import FONT_390
+
+    ax.set_title(title, fontsize=FONT_390["title"])
+    ax.set_xlabel(xlabel, fontsize=FONT_390["label"])
+    ax.set_ylabel(ylabel, fontsize=FONT_390["label"])
+    ax.tick_params(which="both", labelsize=FONT_390["tick"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=FONT_390["legend"],
+               frameon=False, handlelength=1.8)
+    return fig
+
+
 def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     """Theorem 1 against depth: ``g_L`` (the last block's W2 gradient; the seeds' geometric mean,
     each seed a dot) against ``L`` on log-log axes, per placement, for the configurations
@@ -313,15 +336,11 @@ def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     :data:`lnworked.stress.warmup_figures.FONT_390`, the legend below the axes."""
     import matplotlib.pyplot as plt
 
-    from lnworked.stress.warmup_figures import FONT_390, WIDTH
+    from lnworked.stress.warmup_figures import WIDTH
     from lnworked.style import PALETTE, new_figure
 
     fig, ax = new_figure(WIDTH, 6.6)
-    all_steps = sorted({r["step"] for r in rows})
-    steps = [all_steps[0], all_steps[-1]] if steps is None else steps
-    for step, style in zip(steps, ("-", "--", ":", "-.")):
-        label = _figure_label(rows, step)
-        label = _SHORT_LABELS.get(label, label.replace("Xiong et al.'s ", ""))
+    for step, style, label in _figure_steps(rows, steps):
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             last = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layer"] == r["layers"]]
             depths = sorted({r["layers"] for r in last})
@@ -336,15 +355,9 @@ def theorem1_figure(rows, steps=None, column: str = "w2_gradient_norm"):
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.xaxis.set_minor_locator(plt.NullLocator())
     expected = column.startswith("expected")
-    ax.set_title(f"Last block's W2 {'expected ' if expected else ''}gradient\nat initialisation",
-                 fontsize=FONT_390["title"])
-    ax.set_xlabel("blocks L", fontsize=FONT_390["label"])
-    ax.set_ylabel("‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of block L‖",
-                  fontsize=FONT_390["label"])
-    ax.tick_params(which="both", labelsize=FONT_390["tick"])
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=FONT_390["legend"],
-               frameon=False, handlelength=1.8)
-    return fig
+    return _finish_phone_figure(
+        fig, ax, f"Last block's W2 {'expected ' if expected else ''}gradient\nat initialisation", "blocks L",
+        "‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of block L‖")
 
 
 def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_norm"):
@@ -355,15 +368,11 @@ def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_nor
     :data:`lnworked.stress.warmup_figures.FONT_390`, the legend below the axes."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    from lnworked.stress.warmup_figures import FONT_390, WIDTH
+    from lnworked.stress.warmup_figures import WIDTH
     from lnworked.style import PALETTE, new_figure
 
     fig, ax = new_figure(WIDTH, 6.6)
-    all_steps = sorted({r["step"] for r in rows})
-    steps = [all_steps[0], all_steps[-1]] if steps is None else steps
-    for step, style in zip(steps, ("-", "--", ":", "-.")):
-        label = _figure_label(rows, step)
-        label = _SHORT_LABELS.get(label, label.replace("Xiong et al.'s ", ""))
+    for step, style, label in _figure_steps(rows, steps):
         for pre_norm, color in ((True, PALETTE["pre"]), (False, PALETTE["post"])):
             mine = [r for r in rows if r["step"] == step and r["pre_norm"] == pre_norm and r["layers"] == depth]
             layers = sorted({r["layer"] for r in mine})
@@ -376,12 +385,6 @@ def fig3_figure(rows, depth: int = 6, steps=None, column: str = "w2_gradient_nor
     ax.yaxis.set_minor_formatter(plain)
     ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2, 4, 6)))
     expected = column.startswith("expected")
-    ax.set_title(f"W2 {'expected ' if expected else ''}gradient\nper block ({depth} blocks, at init.)",
-                 fontsize=FONT_390["title"])
-    ax.set_xlabel("block (1 = input side)", fontsize=FONT_390["label"])
-    ax.set_ylabel("‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of the block‖",
-                  fontsize=FONT_390["label"])
-    ax.tick_params(which="both", labelsize=FONT_390["tick"])
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=FONT_390["legend"],
-               frameon=False, handlelength=1.8)
-    return fig
+    return _finish_phone_figure(
+        fig, ax, f"W2 {'expected ' if expected else ''}gradient\nper block ({depth} blocks, at init.)",
+        "block (1 = input side)", "‖batch mean of ∂loss/∂W2‖" if expected else "‖∂loss/∂W2 of the block‖")
