@@ -62,7 +62,7 @@ DOM contract of the static form (the browser tests rely on it)
     - Readouts: ``<span class="lnw-readout" data-key=...>``, all inside one polite live
       region ``<div class="lnw-readouts" aria-live="polite">``; its text is
       :func:`format_readout` of the library's value for the current setting: Python's
-      ``format(value, ".6g")`` (6 significant digits, ASCII ``-``, exponents like
+      ``format(value, ".3g")`` (3 significant digits, ASCII ``-``, exponents like
       ``1e-05``; ``0`` for zero), ``"undefined (0/0)"`` for LayerNorm of a constant vector
       with ε = 0, ``"never"`` where a factor never falls under the threshold. The helpers
       :func:`layer_norm_readouts`, :func:`depth_readouts`, :func:`random_stack_readouts`
@@ -177,13 +177,14 @@ BELOW_THRESHOLD = 0.01
 
 
 def format_readout(value) -> str:
-    """A readout's text: ``format(value, ".6g")``; ``"0"`` for ±0; ``"undefined (0/0)"`` for NaN."""
+    """A readout's text: ``format(value, ".3g")`` (3 significant digits, enough to read a
+    chart by; the page's prose gives more where it needs them); ``"0"`` for ±0; ``"undefined (0/0)"`` for NaN."""
     number = float(value)
     if math.isnan(number):
         return UNDEFINED
     if number == 0:
         return "0"
-    return format(number, ".6g")
+    return format(number, ".3g")
 
 
 def _key(value) -> str:
