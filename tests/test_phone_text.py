@@ -1,4 +1,4 @@
-"""Figures a student reader could not read on a 390 px phone (Figs. 3.3, 5.4, 6.2, 6.3 and the appendix's
+"""Figures a student reader could not read on a 390 px phone (Figs. 3.3, 5.4, 6.1-6.3 and the appendix's
 Theorem 1 figure): every text of each, scaled to the phone's column, is at least 13 px tall, and Fig. 5.4
 tells its six lines apart by panel, line style and marker.
 
@@ -61,6 +61,16 @@ def _first_update_figure():
     return first_update_figure(rows, 2e-3, 2e-3 / 120)
 
 
+def _loss_along_figure():
+    from lnworked.stress.warmup_figures import loss_along_update_figure
+
+    first_t = 1 / 120
+    ts = np.concatenate([first_t * np.array([0, 1, 2, 4, 8]), np.linspace(0.125, 1, 8)])
+    curves = {pre_norm: dict(loss=4.2 - slope * ts + 0.1 * ts ** 2, slope=-slope)
+              for pre_norm, slope in ((True, 0.36), (False, 0.25))}
+    return loss_along_update_figure(ts, curves, first_t)
+
+
 def _safe_rate_figure():
     from lnworked.stress.committed import committed_first_step
     from lnworked.stress.first_step import safe_rate_figure
@@ -82,10 +92,11 @@ def _fig3_figure():
     return fig3_figure(committed_xiong()[0], depth=6, column="expected_w2_gradient_norm")
 
 
-#: The book's calls of each figure (chapter 3, chapter 5, chapter 6 twice, the appendix).
+#: The book's calls of each figure (chapter 3, chapter 5, chapter 6 three times, the appendix).
 FIGURES = {
     "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(marks=(24, 96)),
     "Fig. 5.4 layer_gradient_figure": _layer_figure,
+    "Fig. 6.1 loss_along_update_figure": _loss_along_figure,
     "Fig. 6.2 first_update_figure": _first_update_figure,
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,
     "appendix theorem1_figure": _theorem1_figure,

@@ -238,3 +238,41 @@ def test_trained_profiles_share_one_y_axis_from_zero_and_one_y_label():
     fig.draw(renderer)
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
     assert all(upper.y0 >= lower.y1 - 1 for upper, lower in zip(boxes, boxes[1:]))
+
+
+def _walk_like_the_page(first_t):
+    """A walk shaped like the page's: the t's near warmup's first step and up to 1; Pre-LN bends
+    gently, Post-LN flattens early."""
+    ts = np.concatenate([first_t * np.array([0, 1, 2, 4, 8]), np.linspace(0.125, 1, 8)])
+    return ts, {True: dict(loss=4.2 - 0.36 * ts + 0.12 * ts ** 2, slope=-0.36),
+                False: dict(loss=4.2 - 0.03 * (1 - np.exp(-ts / 0.08)) - 0.2 * ts * np.exp(-ts / 0.08),
+                            slope=-0.23)}
+
+
+@pytest.mark.parametrize("first_t, written", [(1 / 120, "t = 1/120"), (0.003, "t = 0.003")])
+def test_zoom_labels_warmups_first_step_clear_of_the_curves(first_t, written):
+    """The zoom panel marks warmup's first step with a dashed vertical line at ``t = first_t`` and a
+    label saying so (with the t, as 1/n when it is one), inside the panel and off every curve."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = loss_along_update_figure(*_walk_like_the_page(first_t), first_t)
+    top, bottom = fig.axes
+    (marker,) = [line for line in bottom.get_lines() if line.get_gid() == "warmup's first step"]
+    assert list(marker.get_xdata()) == [first_t, first_t] and marker.get_linestyle() == "--"
+    (label,) = bottom.texts
+    assert label.get_text() == f"warmup's\nfirst step,\n{written}"
+    assert label.get_fontsize() >= FONT_390["legend"]
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    box = label.get_window_extent(renderer)
+    panel = bottom.get_window_extent(renderer)
+    assert panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
+    assert box.x0 >= bottom.transData.transform((first_t, 0))[0]  # right of the line, not on it
+    for line in bottom.get_lines():
+        if line is marker or len(line.get_xdata()) < 2:
+            continue
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        dense = np.linspace(x.min(), x.max(), 400)
+        points = bottom.transData.transform(np.column_stack([dense, np.interp(dense, x, y)]))
+        inside = (box.x0 <= points[:, 0]) & (points[:, 0] <= box.x1) & (box.y0 <= points[:, 1]) & (points[:, 1] <= box.y1)
+        assert not inside.any(), line.get_label()

@@ -25,6 +25,7 @@ __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds",
 WIDTH = 4.4
 #: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
 FIRST_RATE = "warmup's first rate"  # the legend's name for the smaller rate
+FIRST_STEP = "warmup's first step"  # the label of its position t along the full step
 FONT_390 = {"title": 16, "label": 16, "tick": 15, "legend": 15}
 
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
@@ -107,7 +108,9 @@ def loss_along_update_figure(ts, curves: dict, first_t: float):
     """Two stacked panels of the loss change along the first update, ``L(theta_0 + t Delta theta) - L(theta_0)``
     against ``t`` (curves of :func:`~lnworked.stress.first_update.loss_along_update`, thick) beside
     each tangent ``t <g, Delta theta>`` (thin dotted): top the whole step ``0 <= t <= 1``, bottom zoomed
-    on ``t <= 8 first_t`` around warmup's first step ``t = first_t`` (the grey line)."""
+    on ``t <= 8 first_t`` around warmup's first step ``t = first_t``, a dashed vertical line labelled
+    "warmup's first step" (``t = 1/n`` where ``first_t`` is ``1/n`` for a whole ``n``) in the zoom, the
+    label low and narrow, right of the line, where the falling curves are not."""
     ts = np.asarray(ts, float)
     order = np.argsort(ts)
     fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
@@ -121,10 +124,17 @@ def loss_along_update_figure(ts, curves: dict, first_t: float):
                     label=f"{name}: loss")
             ax.plot(line, curves[pre_norm]["slope"] * line, ":", color=color, linewidth=2,
                     label=f"{name}: tangent")
-        ax.axvline(first_t, color=PALETTE["text"], alpha=0.4, linewidth=1)
+        ax.axvline(first_t, color=PALETTE["text"], linestyle=(0, (5, 3)), linewidth=1.5,
+                   alpha=1.0 if ax is bottom else 0.4, gid=FIRST_STEP)
         ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
+    whole = 1 / first_t
+    at = f"1/{whole:.0f}" if abs(whole - round(whole)) < 1e-6 else f"{first_t:.2g}"
+    # the label sits low, right of the line: the curves fall from the top left to the bottom right
+    bottom.annotate(f"warmup's\nfirst step,\nt = {at}", (first_t, 0.04), xycoords=("data", "axes fraction"),
+                    xytext=(6, 0), textcoords="offset points", ha="left", va="bottom",
+                    fontsize=FONT_390["legend"], color=PALETTE["text"])
     _style(top, "Loss along the first update", "t (1 = the full step)", "loss change")
-    _style(bottom, "Zoom: warmup's first step", "t (grey: warmup's first step)", "loss change")
+    _style(bottom, "Zoom: warmup's first step", "t (1 = the full step)", "loss change")
     _legend_below(fig, top, ncols=2)
     return fig
 
