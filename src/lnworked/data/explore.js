@@ -353,6 +353,7 @@
     });
   };
   RENDER.deepnorm = RENDER.training;
+  RENDER.family = RENDER.training;
 
   /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
      (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says,
