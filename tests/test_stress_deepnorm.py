@@ -300,12 +300,13 @@ def test_deepnorm_readouts_are_the_runs_and_average_to_the_sections_table():
             texts.append(shown)
         mean = {k: np.mean([float(t[k]) for t in texts]) for k in ("final-loss", "branch-share", "delivered")
                 if not texts[0][k].startswith("not")}
-        assert mean["final-loss"] == pytest.approx(row["final_loss"], rel=1e-5)
+        # the readouts show 3 significant digits (format_readout): their mean is within half a unit of the third
+        assert mean["final-loss"] == pytest.approx(row["final_loss"], rel=5e-3)
         if row["delivered"] is None:
             assert set(mean) == {"final-loss"}
         else:
-            assert mean["branch-share"] == pytest.approx(row["rho_mean"], rel=1e-5)
-            assert mean["delivered"] == pytest.approx(row["delivered"], rel=1e-5)
+            assert mean["branch-share"] == pytest.approx(row["rho_mean"], rel=5e-3)
+            assert mean["delivered"] == pytest.approx(row["delivered"], rel=5e-3)
 
 
 def test_deepnorm_explorer_grid_holds_every_run_with_the_uniform_guess():
