@@ -28,12 +28,13 @@ def page(tmp_path_factory):
     from lnworked import explore
     from lnworked.stress.deepnorm_explorer import deepnorm_explorer
     from lnworked.stress.explorer import sweep_explorer
+    from lnworked.stress.family_explorer import family_explorer
     from lnworked.stress.first_step_explorer import first_step_explorer
 
     # the first-step explorer first, then every other explorer of the book (for the text sizes)
     explorers = (first_step_explorer, explore.layer_norm_explorer, explore.depth_explorer,
                  explore.residual_explorer, explore.random_stack_explorer, sweep_explorer,
-                 deepnorm_explorer)
+                 deepnorm_explorer, family_explorer)
     OUT.mkdir(parents=True, exist_ok=True)
     with explorer_page(tmp_path_factory, "first step", explorers) as (driver, url):
         yield driver, url
@@ -182,7 +183,7 @@ def test_chart_text_is_legible_inside_its_canvas_and_unoverlapped(page, width, h
         found = driver.execute_script(TEXT_JS)
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm"}
+    assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm", "family"}
     from lnworked.explore import spec_grid
     from lnworked.stress.explorer import sweep_explorer_spec
 
