@@ -749,13 +749,14 @@ def random_stack_figure(layers: int = 48, branch_scale: float = 1.0, view: str =
     Seed 0 in colour, the others in grey; ``view`` is ``"norm"`` (``||g_l|| / ||g_L||``, log
     scale) or ``"gain"`` (each block's gain).
     """
-    fig = new_figure(4.2, 7.6, nrows=2)[0]  # narrow, house font sizes: legible on a phone
+    fig = new_figure(4.2, 8.4, nrows=2)[0]  # narrow, house font sizes: legible on a phone
     for ax, placement in zip(fig.axes, ("post", "pre")):
         values = {"placement": placement, "seed": 0, "depth": layers, "branch_scale": branch_scale, "view": view}
         _stack_draw(ax, values, RANDOM_STACK, gains=random_stack_gains(placement, layers, branch_scale))
         title(ax, f"{'Post-LN' if placement == 'post' else 'Pre-LN'}, L = {layers}")
         labels(ax, ax.get_xlabel(), ax.get_ylabel())
-        legend(ax, loc="best")
+        # below the axes, off the curves (the grey seeds fill every corner)
+        legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig
 
 
