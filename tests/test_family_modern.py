@@ -114,10 +114,30 @@ def test_modern_variant_blocks_are_what_they_say(setup):
         MODERN_VARIANTS["sandwich_rms"].block(x, f, 4), x + rms(mlp_direct(f, rms(x))), atol=1e-12
     )
     np.testing.assert_allclose(
-        MODERN_VARIANTS["scaled"].block(x, f, 4), x + mlp_direct(f, rms(x)) / math.sqrt(4), atol=1e-12
+        MODERN_VARIANTS["scaled"].block(x, f, 4), x + mlp_direct(f, ln(x)) / math.sqrt(4), atol=1e-12
     )
     assert MODERN_VARIANTS["llama"].final == "rms"
-    assert all(v.identity_path and v.norm == "rms" for v in MODERN_VARIANTS.values())
+    # GPT-2 normalises with LayerNorm; every other modern design here uses RMSNorm
+    assert MODERN_VARIANTS["scaled"].norm == "layer" and "GPT-2" in MODERN_VARIANTS["scaled"].label
+    assert all(v.identity_path for v in MODERN_VARIANTS.values())
+    assert all(v.norm == "rms" for name, v in MODERN_VARIANTS.items() if name != "scaled")
+
+
+def test_gpt2_init_is_the_residual_weights_scaled_at_initialisation():
+    """GPT-2's rule read literally: multiply the weights of the layer that writes into the
+    stream (W2 of a bias-free MLP) by 1/sqrt(N), N = L residual layers here, then run a plain
+    LayerNorm Pre-LN block; the registry's "scaled" block and its Jacobian agree."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=8) * 2.0 + 0.5
+    layers = 9
+    f = MLP.random(8, 24, seed=7, scale=1.3)  # zero biases, as at initialisation
+    f_scaled = MLP(f.W1, f.b1, f.W2 / math.sqrt(layers), f.b2)
+    spec = MODERN_VARIANTS["scaled"]
+    np.testing.assert_allclose(spec.block(x, f, layers), pre_ln(x, f_scaled), atol=1e-12)
+    np.testing.assert_allclose(spec.block(x, f, layers), x + mlp_direct(f_scaled, ln(x)), atol=1e-12)
+    np.testing.assert_allclose(
+        spec.jacobian(x, f, layers), finite_difference_jacobian(lambda v: pre_ln(v, f_scaled), x), atol=1e-6
+    )
 
 
 def test_gpt2_residual_scale():
@@ -193,7 +213,7 @@ def test_normalised_writes_still_make_a_growing_stream(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scaled_writes_keep_the_stream_and_gradient_near_their_start(seed):
     scaled = stack_profile("scaled", LAYERS, seed=seed)
-    plain = stack_profile("pre_rms", LAYERS, seed=seed)
+    plain = stack_profile("pre", LAYERS, seed=seed)  # the same LayerNorm block, unscaled
     assert scaled.final_stream_rms < plain.final_stream_rms
     spread = lambda p: p.input_grad_norm.max() / p.input_grad_norm.min()  # noqa: E731
     assert spread(scaled) < spread(plain)

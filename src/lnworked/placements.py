@@ -16,7 +16,8 @@ with ``__call__`` and ``jacobian`` (:class:`lnworked.blocks.MLP`)::
     Final norm   y = N_final(x_L) after a Pre-LN stack  (GPT-2, Radford et al. 2019, and most
                                                         Pre-LN language models)
     Reordered    x -> x + N(F(x))                       OLMo 2 (OLMo et al. 2024)
-    Scaled write x -> x + s F(N(x))                     GPT-2's 1/sqrt(S) init, LayerScale, ReZero
+    Scaled write x -> x + s F(N(x))                     GPT-2's 1/sqrt(S) init (W2 x s, N = LayerNorm),
+                                                        LayerScale, ReZero
 
 Block Jacobians (``J_N`` evaluated at the norm's input, ``J_F`` at the sublayer's input)::
 
@@ -49,8 +50,8 @@ and coincides with the sandwich block. Head scaling (ii) and NormFormer's option
 residual scaling are omitted.
 
 :data:`VARIANTS` (the family of the wider-family chapter) and :data:`MODERN_VARIANTS` (its modern-practice
-section, all with RMSNorm) name each placement as the random toy stack
-(:mod:`lnworked.random_stack`) uses it.
+designs: those with RMSNorm, and GPT-2's scaled initialisation, with LayerNorm as in GPT-2) name each
+placement as the random toy stack (:mod:`lnworked.random_stack`) uses it.
 """
 
 from __future__ import annotations
@@ -366,16 +367,19 @@ def _make_modern_variants():
     block, jac = rms(sandwich, sandwich_jacobian)
     specs.append(Variant("sandwich_rms", "Sandwich RMSNorm (Gemma 2)", "x + RMS(F(RMS(x)))",
                          "Gemma Team 2024; Ding et al. 2021", "rms", True, block=block, jacobian=jac))
+    # GPT-2 normalises with LayerNorm; its rule scales the initial weights of the layers that
+    # write into the stream (here W2) by 1/sqrt(N), N residual layers (N = L in this stack)
     specs.append(Variant(
-        "scaled", "Pre-RMSNorm, write × 1/√L (GPT-2 init)", "x + F(RMS(x))/√L",
-        "Radford et al. 2019", "rms", True,
-        block=lambda x, f, layers: scaled_pre_ln(x, f, gpt2_residual_scale(layers), "rms"),
-        jacobian=lambda x, f, layers: scaled_pre_ln_jacobian(x, f, gpt2_residual_scale(layers), "rms"),
+        "scaled", "Pre-LN, GPT-2's init (W2 × 1/√L)", "x + F(N(x)), W2 × 1/√L at init",
+        "Radford et al. 2019", "layer", True,
+        block=lambda x, f, layers: scaled_pre_ln(x, f, gpt2_residual_scale(layers), "layer"),
+        jacobian=lambda x, f, layers: scaled_pre_ln_jacobian(x, f, gpt2_residual_scale(layers), "layer"),
     ))
     return {v.name: v for v in specs}
 
 
-#: The modern-practice variants (all with RMSNorm), by name; ``pre_rms`` is the baseline.
+#: The modern-practice variants, by name: the RMSNorm designs (``pre_rms`` is their baseline)
+#: and GPT-2's scaled initialisation, which keeps LayerNorm as GPT-2 does (``pre`` is its baseline).
 MODERN_VARIANTS: dict[str, Variant] = _make_modern_variants()
 
 
