@@ -362,9 +362,9 @@ def test_errata_chart_bars_are_seed_and_library_values():
     ids = {example.id for example, _, _ in rows}
     assert {"001-twenty-four-layers", "004-ex7"} <= ids
     titled = [ax for ax in fig.axes if ax.get_title()]
-    assert [ax.get_title() for ax in titled] == [example.id for example, _, _ in rows]
+    assert [ax.get_gid() for ax in titled] == [example.id for example, _, _ in rows]  # titles: test_phone_text
     for ax, (example, stated, computed) in zip(titled, rows):
         assert example.agrees is False
         np.testing.assert_allclose(bar_heights(ax, "seed"), np.ravel(example.stated))
         np.testing.assert_allclose(bar_heights(ax, "library"), np.ravel(example.computed))
-    assert dict(zip([a.get_title() for a in titled], [a.get_yscale() for a in titled]))["004-ex7"] == "log"
+    assert dict(zip([a.get_gid() for a in titled], [a.get_yscale() for a in titled]))["004-ex7"] == "log"

@@ -1,6 +1,8 @@
-"""Figures a student reader could not read on a 390 px phone (Figs. 3.3, 5.4, 6.1-6.3 and the appendix's
-Theorem 1 figure): every text of each, scaled to the phone's column, is at least 13 px tall, and Fig. 5.4
-tells its six lines apart by panel, line style and marker.
+"""Figures a student reader could not read on a 390 px phone (Figs. 1.1, 1.2, chapter 2's forecast bar
+charts, 2.3, 3.3, 4.1, 5.3, 5.4, 6.1-6.3, 10.1 and the appendix's Theorem 1 figure): every text of each,
+scaled to the phone's column, is at least 13 px tall; Fig. 5.4 tells its six lines apart by panel, line
+style and marker; Fig. 2.3's scatter keeps its points and legend clear of each other and of the edges;
+Fig. 10.1's panels carry the errata's titles, not their ids.
 
 The size of a text on the phone is its size in the PNG the book shows (``fontsize * dpi / 72`` px at the
 PNG's dpi) times the column's width over the PNG's width (:func:`lnworked.style.phone_font_px`); the
@@ -20,6 +22,9 @@ from lnworked import figures, style
 SCREEN_PX = 343
 #: The smallest text height, px, on that screen.
 FLOOR_PX = 13
+#: Figures shown in a narrower column: chapter 2's bar charts sit in a forecast's folded answer, a fold inside
+#: a fold (book/_static/maths.css: one fold has about 290 px at 390 px; the reader saw the PNG at ~51 %, 245 px).
+COLUMN_PX = {"ch2 post_ln_bars": 250, "ch2 pre_ln_bars": 250}
 
 
 def drawn_texts(fig):
@@ -32,11 +37,11 @@ def drawn_texts(fig):
             yield text
 
 
-def smallest_px(fig) -> tuple[float, str]:
-    """The smallest text's height in CSS px once the figure's PNG is shown :data:`SCREEN_PX` wide, and the text."""
+def smallest_px(fig, screen_px: float = SCREEN_PX) -> tuple[float, str]:
+    """The smallest text's height in CSS px once the figure's PNG is shown ``screen_px`` wide, and the text."""
     png = fig._repr_png_()
     width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
-    return min((style.phone_font_px(t.get_fontsize(), width, screen_px=SCREEN_PX), t.get_text())
+    return min((style.phone_font_px(t.get_fontsize(), width, screen_px=screen_px), t.get_text())
                for t in drawn_texts(fig))
 
 
@@ -92,8 +97,23 @@ def _fig3_figure():
     return fig3_figure(committed_xiong()[0], depth=6, column="expected_w2_gradient_norm")
 
 
-#: The book's calls of each figure (chapter 3, chapter 5, chapter 6 three times, the appendix).
+def _stability_map():
+    from lnworked.stress.committed import committed_sweep
+    from lnworked.stress.figures import stability_map
+
+    return stability_map(committed_sweep()[0])
+
+
+#: The book's calls of each figure (chapters 1-6, the errata page, the appendix).
 FIGURES = {
+    "Fig. 1.1 layer_norm_geometry": figures.layer_norm_geometry,
+    "Fig. 1.2 epsilon_effect": figures.epsilon_effect,
+    "ch2 post_ln_bars": figures.post_ln_bars,
+    "ch2 pre_ln_bars": figures.pre_ln_bars,
+    "Fig. 2.3 block_jacobian_singular_values": figures.block_jacobian_singular_values,
+    "Fig. 4.1 residual_growth": figures.residual_growth,
+    "Fig. 5.3 stability_map": _stability_map,
+    "Fig. 10.1 errata_chart": figures.errata_chart,
     "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(marks=(24, 96)),
     "Fig. 5.4 layer_gradient_figure": _layer_figure,
     "Fig. 6.1 loss_along_update_figure": _loss_along_figure,
@@ -106,8 +126,9 @@ FIGURES = {
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_every_text_is_at_least_13_px_on_a_phone(name):
-    px, text = smallest_px(FIGURES[name]())
-    assert px >= FLOOR_PX, f"{name}: {text!r} is {px:.1f} px at {SCREEN_PX} px"
+    screen = COLUMN_PX.get(name, SCREEN_PX)
+    px, text = smallest_px(FIGURES[name](), screen)
+    assert px >= FLOOR_PX, f"{name}: {text!r} is {px:.1f} px at {screen} px"
 
 
 def test_smallest_px_is_the_font_over_the_shrink():
@@ -167,3 +188,47 @@ def test_gradient_over_depth_keeps_the_marks_values_inside_the_axes():
     for text in ax.texts:
         extent = text.get_window_extent(renderer)
         assert box.y0 <= extent.y0 and extent.y1 <= box.y1, text.get_text()
+
+
+def test_jacobian_scatter_keeps_points_and_legend_apart_and_labels_its_lowest_values():
+    """Fig. 2.3's bottom panel: every point's centre at least 6 % of the axes' size from each edge (matplotlib's
+    default margin, 4.5 % on this log scale, put the extreme points against the frame); the legend below
+    the axes, so it covers no point; a labelled y tick below the lowest point's value plus a quarter of
+    the range (the reader found none below 1.5)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = figures.block_jacobian_singular_values()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    scaling = fig.axes[1]
+    (points,) = [line for line in scaling.get_lines() if line.get_gid() == "post-largest"]
+    box = scaling.get_window_extent(renderer)
+    xy = scaling.transData.transform(np.column_stack([points.get_xdata(), points.get_ydata()]))
+    margin_x, margin_y = 0.06 * box.width, 0.06 * box.height
+    assert np.all(xy[:, 0] - margin_x >= box.x0) and np.all(xy[:, 0] + margin_x <= box.x1)
+    assert np.all(xy[:, 1] - margin_y >= box.y0) and np.all(xy[:, 1] + margin_y <= box.y1)
+    legend = scaling.get_legend().get_window_extent(renderer)
+    assert legend.y1 < box.y0, "the legend sits below the axes"
+    y = np.asarray(points.get_ydata())
+    shown = [float(tick.get_text()) for tick in scaling.get_yticklabels() if tick.get_text()
+             and scaling.get_ylim()[0] <= tick.get_position()[1] <= scaling.get_ylim()[1]]
+    assert min(shown) <= y.min() + 0.25 * (y.max() - y.min()), shown
+
+
+def test_errata_chart_panels_are_titled_by_the_errata_titles():
+    """Fig. 10.1: each panel's title is its erratum's title as the page shows it (not its id), on lines
+    no wider than the axes; the id stays on the axes as its gid."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lnworked.display import display_title, numeric_errata
+
+    fig = figures.errata_chart()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    rows = numeric_errata()
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_gid() for ax in panels] == [example.id for example, _, _ in rows]
+    for ax, (example, _, _) in zip(panels, rows):
+        assert " ".join(ax.get_title().split()) == display_title(example)
+        assert example.id not in ax.get_title()
+        assert ax.title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width

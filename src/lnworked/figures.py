@@ -21,14 +21,13 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullForm
 from lnworked.blocks import jacobian_singular_value_samples
 from lnworked.depth import gradient_factors, post_ln_stream_std, residual_std, residual_variance_monte_carlo
 from lnworked.diagrams import block_diagrams, identity_path_diagram
-from lnworked.display import format_value, numeric_errata
+from lnworked.display import display_title, format_value, numeric_errata
 from lnworked.examples import get_example
 from lnworked.placements import VARIANTS
 from lnworked.random_stack import stack_profile
 from lnworked.norms import layer_norm
-from lnworked.style import FONT, PALETTE, PHONE_WIDTH, new_figure
+from lnworked.style import FONT, PALETTE, new_figure
 from lnworked.style import labels as _labels
-from lnworked.style import legend as _legend
 from lnworked.style import title as _title
 
 __all__ = [
@@ -46,9 +45,15 @@ __all__ = [
 
 # --- Seed 004's bar charts (s02, s03) -------------------------------------------------
 
-#: The bar charts are narrower than :data:`~lnworked.style.PHONE_WIDTH`: chapter 2 shows them
-#: inside a forecast's folded answer, about 250 px wide on a phone.
-_BARS_WIDTH = 4.2
+#: Width, inches, of the figures a phone must read whole (Figs. 1.1, 1.2, 2.3, 3.3, 4.1, 10.1): at the book's
+#: 110 dpi a 343 px column shrinks a 4.4-inch PNG to 0.71, so :data:`_PHONE_FONT`'s 14 pt shows at 15 px.
+_PHONE_NARROW = 4.4
+#: Font sizes (points) of those figures: every text at least 13 px tall at 343 px (tests/test_phone_text.py).
+_PHONE_FONT = {"title": 15, "label": 15, "tick": 14, "legend": 14, "annotation": 14}
+
+#: The bar charts are narrower still: chapter 2 shows them inside a forecast's folded answer, about
+#: 250 px wide on a phone, where a 3.4-inch PNG at 14 pt still shows its text 13 px tall.
+_BARS_WIDTH = 3.4
 
 
 def _bars(ax, values, color, title, mean_color, title_color=None):
@@ -61,12 +66,15 @@ def _bars(ax, values, color, title, mean_color, title_color=None):
         mean = 0.0  # rounding noise of a mean that is zero in exact arithmetic
     ax.axhline(mean, color=mean_color, linestyle="--", linewidth=2, zorder=3, gid="mean")
     ax.text(positions[0] - 0.45, mean, f"mean={format_value(mean, 4)}", color=mean_color,
-            fontsize=FONT["annotation"], va="bottom", ha="left", zorder=4,
+            fontsize=_PHONE_FONT["annotation"], va="bottom", ha="left", zorder=4,
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     ax.axhline(0, color=PALETTE["text"], linewidth=0.8, zorder=1)
     ax.set_xticks(positions, [f"$x_{i}$" for i in positions])
-    _title(ax, title, title_color)
-    ax.set_xlabel("feature", fontsize=FONT["label"])
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+    ax.tick_params(which="both", labelsize=_PHONE_FONT["tick"])
+    ax.set_title(title, fontsize=_PHONE_FONT["title"], color=title_color or PALETTE["text"])
+    ax.set_xlabel("feature", fontsize=_PHONE_FONT["label"])
+    ax.set_ylabel("value", fontsize=_PHONE_FONT["label"])
     ax.set_ylim(min(0.0, values.min()) - 0.8, max(0.0, values.max()) + 1.0)
     return ax
 
@@ -80,8 +88,6 @@ def post_ln_bars() -> Figure:
     fig, (left, right) = new_figure(_BARS_WIDTH, 6.4, nrows=2)
     _bars(left, example.value("z"), PALETTE["sublayer"], "$z = x + F(x)$", PALETTE["highway"])
     _bars(right, example.value("out"), PALETTE["post"], "$x_{out} = \\mathrm{LN}(z)$", PALETTE["highway"])
-    for ax in (left, right):
-        ax.set_ylabel("value", fontsize=FONT["label"])
     return fig
 
 
@@ -92,8 +98,6 @@ def pre_ln_bars() -> Figure:
     _bars(axes[0], example.value("x"), PALETTE["sublayer"], "$x$", PALETTE["norm"])
     _bars(axes[1], example.value("normed"), PALETTE["highway"], "$\\mathrm{LN}(x)$", PALETTE["norm"])
     _bars(axes[2], example.value("out"), PALETTE["post"], "$x + \\mathrm{LN}(x)$", PALETTE["norm"])
-    for ax in axes:
-        ax.set_ylabel("value", fontsize=FONT["label"])
     return fig
 
 
@@ -156,7 +160,8 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     stream ``x <- LN(x + F)`` of :func:`lnworked.depth.post_ln_stream_std`, whose std stays
     at 1.
     """
-    fig, ax = new_figure(PHONE_WIDTH, 4.8)  # narrow: legible when a phone shrinks it
+    font = _PHONE_FONT
+    fig, ax = new_figure(_PHONE_NARROW, 4.6)  # narrow: legible when a phone shrinks it
     n = np.arange(1, max_additions + 1)
     analytic = np.array([residual_std(int(k), branch_variance) for k in n])
     ax.plot(n, analytic, color=PALETTE["pre"], linewidth=2.4, gid="pre-analytic",
@@ -167,11 +172,16 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
             label=f"Pre-LN, Monte Carlo ({samples} samples)")
     post = post_ln_stream_std(max_additions, branch_variance, samples, seed + 1)  # independent of the points
     ax.plot(n, post, color=PALETTE["post"], linewidth=2.4, gid="post", label="Post-LN stream, $N(x + F)$")
-    ax.set_xlim(0, max_additions + 1)
+    ax.set_xlim(0, max_additions * 1.05 + 1)  # the last point clear of the right edge
     ax.set_ylim(0, analytic.max() * 1.1)
-    _labels(ax, "number of writes $L$", "std of the residual stream")
-    _title(ax, f"Stream std after $L$ writes\nof variance $v = {format_value(branch_variance)}$")
-    _legend(ax, loc="upper left")
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.4, 5, 10], integer=True))
+    ax.tick_params(which="both", labelsize=font["tick"])
+    ax.set_xlabel("number of writes $L$", fontsize=font["label"])
+    ax.set_ylabel("std of the residual stream", fontsize=font["label"])
+    ax.set_title(f"Stream std after $L$ writes\nof variance $v = {format_value(branch_variance)}$",
+                 fontsize=font["title"], color=PALETTE["text"])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=font["legend"],
+               frameon=False)  # below the axes: clear of the curves
     return fig
 
 
@@ -193,10 +203,10 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     scales like 1/σ of the sum it normalises (bottom panel).
     """
     pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)
-    # narrower than PHONE_WIDTH and with larger text: a phone's 350 px column shows it at 0.7 of its
+    # narrower than style.PHONE_WIDTH and with larger text: a phone's 350 px column shows it at 0.7 of its
     # size, so every text (14 pt and up) stays about 15 px tall
     size = _JACOBIAN_FONT
-    fig, (hist, scaling) = new_figure(4.6, 9.6, nrows=2)
+    fig, (hist, scaling) = new_figure(4.6, 9.8, nrows=2)
     bins = np.linspace(0.0, max(pre.max(), post.max()) * 1.02, 50)
     hist.hist(pre.ravel(), bins=bins, color=PALETTE["pre"], alpha=0.75, label="Pre-LN", gid="hist-pre")
     hist.hist(post.ravel(), bins=bins, color=PALETTE["post"], alpha=0.75, label="Post-LN", gid="hist-post")
@@ -212,17 +222,32 @@ def block_jacobian_singular_values(d: int = 16, samples: int = 200, seed: int = 
     hist.legend(fontsize=size["legend"], frameon=False, loc="upper right")
     scaling.loglog(1 / sigma, post[:, 0], "o", color=PALETTE["post"], markersize=4, gid="post-largest",
                    label="Post-LN, largest")
-    for axis, values in ((scaling.xaxis, 1 / sigma), (scaling.yaxis, post[:, 0])):  # plain tick labels
-        axis.set_major_locator(FixedLocator(np.round(np.linspace(values.min(), values.max(), 4), 1)))
+    for axis, values, limits in ((scaling.xaxis, 1 / sigma, scaling.set_xlim),
+                                 (scaling.yaxis, post[:, 0], scaling.set_ylim)):
+        low, high = np.log(values.min()), np.log(values.max())
+        pad = 0.08 * (high - low)  # every point clear of the axes' edges
+        low, high = np.exp(low - pad), np.exp(high + pad)
+        limits(low, high)
+        ticks = MaxNLocator(nbins=4, steps=[1, 2, 2.5, 3, 5, 10]).tick_values(low, high)
+        axis.set_major_locator(FixedLocator([t for t in ticks if low <= t <= high]))  # plain labels, lowest too
         axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        axis.set_minor_formatter(NullFormatter())
+        axis.set_minor_locator(NullLocator())
     scaling.set_xlabel("$1/\\sigma$ of the sum $x + F(x)$", fontsize=size["label"])
     scaling.set_ylabel("largest singular value", fontsize=size["label"])
     scaling.set_title("Post-LN: the largest\ntracks $1/\\sigma$ of the sum", fontsize=size["title"], color=PALETTE["text"])
-    scaling.legend(fontsize=size["legend"], frameon=False, loc="upper left")
+    scaling.legend(fontsize=size["legend"], frameon=False, loc="upper center",
+                   bbox_to_anchor=(0.5, -0.22))  # below the axes, off the points
     for ax in (hist, scaling):
         ax.tick_params(which="both", labelsize=size["tick"])
     return fig
+
+
+def _font_labels(ax, title: str, xlabel: str, ylabel: str, font=_PHONE_FONT):
+    """Title, axis labels and tick labels of ``ax`` at the sizes of ``font`` (default :data:`_PHONE_FONT`)."""
+    ax.set_title(title, fontsize=font["title"], color=PALETTE["text"])
+    ax.set_xlabel(xlabel, fontsize=font["label"])
+    ax.set_ylabel(ylabel, fontsize=font["label"])
+    ax.tick_params(which="both", labelsize=font["tick"])
 
 
 def _tex_number(value: float) -> str:
@@ -247,7 +272,8 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     """
     pattern = layer_norm(np.array([-3.0, -1.0, 1.0, 3.0]), eps=0)
     spreads = np.logspace(-7, 1, 161)
-    fig, ax = new_figure(PHONE_WIDTH, 5.6)
+    font = _PHONE_FONT
+    fig, ax = new_figure(_PHONE_NARROW, 5.4)
     colors = (PALETTE["post"], PALETTE["highway"], PALETTE["norm"], PALETTE["pre"], PALETTE["identity"])
     for eps, color in zip(epsilons, colors):
         x = base + spreads[:, None] * pattern
@@ -257,7 +283,7 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
         if eps > 0:
             ax.axvline(math.sqrt(eps), color=color, linestyle=":", linewidth=1.5)
             ax.text(math.sqrt(eps), 3e-7, " $\\sqrt{\\varepsilon}$",
-                    color=color, fontsize=FONT["annotation"], va="bottom")
+                    color=color, fontsize=font["annotation"], va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(1e-7, 10)
@@ -265,10 +291,13 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_locator(FixedLocator([1e-7, 1e-5, 1e-3, 1e-1, 10]))
     ax.yaxis.set_minor_formatter(NullFormatter())
-    _labels(ax, "spread $\\sigma$ of the input (std)", "max $|\\mathrm{LN}(x)|$")
-    _title(ax, "LayerNorm of a nearly flat vector:\n$\\varepsilon$ is the cushion")
+    ax.tick_params(which="both", labelsize=font["tick"])
+    ax.set_xlabel("spread $\\sigma$ of the input (std)", fontsize=font["label"])
+    ax.set_ylabel("max $|\\mathrm{LN}(x)|$", fontsize=font["label"])
+    ax.set_title("LayerNorm of a nearly flat vector:\n$\\varepsilon$ is the cushion", fontsize=font["title"],
+                 color=PALETTE["text"])
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(epsilons),
-               fontsize=FONT["legend"], frameon=False)
+               fontsize=font["legend"], frameon=False, columnspacing=1.0, handlelength=1.5, handletextpad=0.5)
     return fig
 
 
@@ -278,12 +307,16 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
 def errata_chart() -> Figure:
     """For each erratum with numbers: the source text's value (grey) beside the library's (navy).
 
-    One panel per record, titled by its id; a log scale where all values are positive and
-    tiny or spread over more than two decades.
+    One panel per record, titled by the erratum's title as the page shows it
+    (:func:`lnworked.display.display_title`, wrapped) with the record's id as the axes' ``gid``; a log
+    scale where all values are positive and tiny or spread over more than two decades.
     """
+    import textwrap
+
+    font = _PHONE_FONT
     rows = numeric_errata()
     nrows = max(1, len(rows))  # one column: panels stacked, legible on a phone
-    fig, axes = new_figure(PHONE_WIDTH, 0.6 + 3.2 * nrows, nrows=nrows)
+    fig, axes = new_figure(_PHONE_NARROW, 0.8 + 3.4 * nrows, nrows=nrows)
     axes = np.atleast_1d(axes)
     for ax, (example, stated, computed) in zip(axes, rows):
         positions = np.arange(stated.size)
@@ -296,22 +329,32 @@ def errata_chart() -> Figure:
         for offset, series in ((-0.2, stated), (0.2, computed)):
             for position, value in zip(positions, series):
                 ax.text(position + offset, value, format_value(value, 3), ha="center",
-                        va="bottom" if value >= 0 else "top", fontsize=FONT["annotation"])
+                        va="bottom" if value >= 0 else "top", fontsize=font["annotation"])
         if log:
             ax.set_yscale("log")
             ax.set_ylim(values.min() / 3, values.max() * 5)
-            ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: fewer, larger labels
+            low, high = ax.get_ylim()  # 1, 2 and 5 times each power of ten: labels on a short log axis too
+            ticks = [k * 10.0 ** n for n in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+                     for k in (1, 2, 5) if low <= k * 10.0 ** n <= high]
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_value(value, 3)))
+            ax.yaxis.set_minor_locator(NullLocator())
         else:
             span = max(abs(values.min()), abs(values.max()))
             ax.set_ylim(min(0.0, values.min()) - 0.2 * span, max(0.0, values.max()) + 0.25 * span)
             ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
         ax.set_xticks(positions, [f"entry {i + 1}" for i in positions] if stated.size > 1 else ["value"])
-        _title(ax, example.id)
+        ax.tick_params(which="both", labelsize=font["tick"])
+        name = display_title(example)
+        lines = math.ceil(len(name) / 30)  # lines of about equal length, none wider than the axes
+        ax.set_title("\n".join(textwrap.wrap(name, math.ceil(len(name) / lines) + 6, break_on_hyphens=False)),
+                     fontsize=font["title"], color=PALETTE["text"])
+        ax.set_gid(example.id)
     for ax in axes[len(rows):]:
         ax.axis("off")
     if rows:
         handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside upper center", ncols=2, fontsize=FONT["legend"], frameon=False)
+        fig.legend(handles, labels, loc="outside upper center", ncols=1, fontsize=font["legend"], frameon=False)
     else:
         _title(axes[0], "No numeric errata")
     return fig
@@ -394,22 +437,24 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
                         samples: int = 8, seed: int = 0) -> Figure:
     """LayerNorm (γ = 1, β = 0, ε = 0) as "project onto the plane ⟂ 1, then rescale to radius √d".
 
-    Left, ``d = 2`` in the plane of ``(x_1, x_2)``: source text 000's ``x = (2, -1)`` (the
+    Top, ``d = 2`` in the plane of ``(x_1, x_2)``: source text 000's ``x = (2, -1)`` (the
     ``x`` of ``000-pre-ln-gradient``) and ``x + c 1`` for ``c`` in ``shifts`` all project along
     ``1`` onto the same point of the mean-free line ``x_1 + x_2 = 0``; rescaling sends it to
     ``(1, -1)``, one of the only two outputs a 2-vector can have (``±(1, -1)``, the "sphere" of
-    radius √2 in that line). Right, ``d = 3`` seen face-on in the plane ⟂ ``(1, 1, 1)``
+    radius √2 in that line). Bottom, ``d = 3`` seen face-on in the plane ⟂ ``(1, 1, 1)``
     (coordinates :func:`lnworked.norms.mean_free_basis`): the centred parts of ``c * x3`` for
     ``c`` in ``scales`` lie on one ray and all land on the same point of the circle of radius
     √3; ``samples`` random vectors (``default_rng(seed)``, normal entries times a log-uniform
     scale in [0.5, 2.5], plus a random offset along ``1``) land on the circle too. Every point is
-    :func:`lnworked.norms.layer_norm_geometry`. Artist gids: ``"mean-free"``, ``"ones"``,
+    :func:`lnworked.norms.layer_norm_geometry`. Panels stacked, :data:`_PHONE_NARROW` inches wide, text at
+    :data:`_PHONE_FONT`, legends below the axes. Artist gids: ``"mean-free"``, ``"ones"``,
     ``"sphere"`` (both panels), ``"input"``, ``"centred"``, ``"output"``, ``"projection"``.
     """
     from lnworked.norms import layer_norm_geometry as geometry
     from lnworked.norms import mean_free_basis
 
-    fig, (plane, face) = new_figure(5.0, 11.5, nrows=2)
+    font = _PHONE_FONT
+    fig, (plane, face) = new_figure(_PHONE_NARROW, 10.6, nrows=2)
     ink, proj, out = PALETTE["seed"], PALETTE["highway"], PALETTE["norm"]
 
     # d = 2: the whole space is the page.
@@ -427,24 +472,30 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
         plane.plot(*zip(g.x, g.centred), color=proj, linestyle="--", linewidth=1.6, gid="projection")
         plane.plot(*g.x, "s", color=ink, markersize=8, gid="input")
         name = "x" if k == 0 else f"x {'+' if shifts[k - 1] > 0 else '-'} {format_value(abs(shifts[k - 1]))}\\,\\mathbf{{1}}"
-        plane.annotate(f"${name}$", g.x, xytext=(8, -4), textcoords="offset points", fontsize=FONT["annotation"],
-                       color=PALETTE["text"])
+        # x up and to the right; a copy near the right edge above, ending at its marker; a copy below x below
+        # its marker: clear of x - mu 1's label between them
+        right, below = g.x[0] > 0.5 * reach, g.x[1] < x[1]
+        offset, ha, va = (((6, 8), "right", "bottom") if right else ((-4, -10), "left", "top") if below
+                          else ((8, 2), "left", "bottom"))
+        plane.annotate(f"${name}$", g.x, xytext=offset, textcoords="offset points", ha=ha, va=va,
+                       fontsize=font["annotation"], color=PALETTE["text"])
     g = geometry(x, eps=0)
     plane.plot(*g.centred, "o", color=proj, markersize=8, gid="centred")
     plane.annotate("$x - \\mu\\mathbf{1}$", g.centred, xytext=(10, -2), textcoords="offset points",
-                   fontsize=FONT["annotation"], color=proj)
+                   fontsize=font["annotation"], color=proj)
     plane.annotate("", g.output, xytext=g.centred, arrowprops={"arrowstyle": "->", "color": out, "lw": 2})
     plane.plot(*g.output, "o", color=out, markersize=9, gid="output")
-    plane.annotate(f"$\\mathrm{{LN}}(x) = ({format_value(g.output[0], 4)}, {format_value(g.output[1], 4)})$",
-                   g.output, xytext=(-12, -22), textcoords="offset points", ha="right",
-                   fontsize=FONT["annotation"], color=out)
+    plane.annotate(f"$\\mathrm{{LN}}(x) =$\n$({format_value(g.output[0], 4)}, {format_value(g.output[1], 4)})$",
+                   g.output, xytext=(-14, -8), textcoords="offset points", ha="right", va="top",
+                   fontsize=font["annotation"], color=out)
     plane.set_xlim(-reach, reach)
     plane.set_ylim(-reach, reach)
     plane.set_aspect("equal")
-    _labels(plane, "$x_1$", "$x_2$")
-    _title(plane, "$d = 2$: project along $\\mathbf{1}$, then rescale")
+    for axis in (plane.xaxis, plane.yaxis, face.xaxis, face.yaxis):
+        axis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], integer=True))
+    _font_labels(plane, "$d = 2$: project along $\\mathbf{1}$,\nthen rescale", "$x_1$", "$x_2$", font)
     # Legends below the axes: inside, every corner of either panel has data or an annotation.
-    plane.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=FONT["annotation"] - 1, frameon=False)
+    plane.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=font["legend"], frameon=False)
 
     # d = 3: the plane perpendicular to (1, 1, 1), seen face-on.
     basis = mean_free_basis(3)
@@ -467,16 +518,16 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
         face.plot(*output, "o", color=out, markersize=7, gid="output",
                   label="$\\mathrm{LN}(x)$" if k == 0 else None)
     tip = basis @ geometry(family[-1], eps=0).centred
-    face.annotate(f"$c\\,x$ for $c = {', '.join(format_value(c) for c in scales)}$", tip, xytext=(6, 6),
-                  textcoords="offset points", fontsize=FONT["annotation"], color=proj)
+    face.annotate(f"$c\\,x$ for\n$c = {', '.join(format_value(c) for c in scales)}$", tip, xytext=(6, 0),
+                  textcoords="offset points", fontsize=font["annotation"], color=proj)
     span = 1.15 * max(radius, max(np.linalg.norm(basis @ geometry(v, eps=0).centred)
                                   for v in family + list(others)))
     face.set_xlim(-span, span)
     face.set_ylim(-span, span)
     face.set_aspect("equal")
-    _labels(face, "first coordinate in the plane", "second coordinate in the plane")
-    _title(face, "$d = 3$: the plane $\\perp (1, 1, 1)$, face-on")
-    face.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=FONT["annotation"] - 1, frameon=False)
+    _font_labels(face, "$d = 3$: the plane $\\perp (1, 1, 1)$,\nface-on", "first coordinate in the plane",
+                 "second coordinate", font)
+    face.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=font["legend"], frameon=False)
     return fig
 
 

@@ -17,7 +17,7 @@ from matplotlib.ticker import MaxNLocator
 from lnworked.stress.report import display_name
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_figure", "relative_luminance", "label_color", "WIDTH", "PHONE_FONT", "DIVERGED_COLOR"]
+__all__ = ["stability_map", "stability_grid", "layer_gradient_figure", "seed_figure", "relative_luminance", "label_color", "WIDTH", "PHONE_FONT", "MAP_FONT", "DIVERGED_COLOR"]
 
 #: Width of every figure here, inches.
 WIDTH = 6.0
@@ -25,6 +25,8 @@ WIDTH = 6.0
 PHONE_NARROW = 4.6
 #: Font sizes (points) of the figures here: larger than the house sizes, for a phone.
 PHONE_FONT = {"title": 15, "label": 14, "tick": 13, "legend": 12, "annotation": 15}
+#: Font sizes (points) of :func:`stability_map` on its :data:`PHONE_NARROW`-inch figure: 13 px or more at 343 px.
+MAP_FONT = {"title": 15, "label": 15, "tick": 14, "annotation": 15}
 #: Background of a stability-map cell whose runs diverged.
 DIVERGED_COLOR = "#d9d9d9"
 
@@ -44,11 +46,11 @@ def label_color(background) -> str:
     return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
 
 
-def _style(ax, title: str, xlabel: str, ylabel: str):
-    ax.set_title(title, fontsize=PHONE_FONT["title"])
-    ax.set_xlabel(xlabel, fontsize=PHONE_FONT["label"])
-    ax.set_ylabel(ylabel, fontsize=PHONE_FONT["label"])
-    ax.tick_params(which="both", labelsize=PHONE_FONT["tick"])
+def _style(ax, title: str, xlabel: str, ylabel: str, font=PHONE_FONT):
+    ax.set_title(title, fontsize=font["title"])
+    ax.set_xlabel(xlabel, fontsize=font["label"])
+    ax.set_ylabel(ylabel, fontsize=font["label"])
+    ax.tick_params(which="both", labelsize=font["tick"])
 
 
 def stability_grid(rows, variant: str):
@@ -70,10 +72,12 @@ def stability_map(rows):
 
     Cells are annotated with the value, in black or white by :func:`label_color` of the
     cell's own colour; ``x`` on grey (:data:`DIVERGED_COLOR`) marks a cell whose runs
-    diverged; the colour scale is logarithmic and shared.
+    diverged; the colour scale is logarithmic and shared, its bar below the panels. Drawn
+    :data:`PHONE_NARROW` inches wide with :data:`MAP_FONT`, so a phone shows every text at 13 px or more.
     """
+    font = MAP_FONT
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    fig, axes = new_figure(WIDTH, 2.9 * len(variants) + 0.4, nrows=len(variants))
+    fig, axes = new_figure(PHONE_NARROW, 2.7 * len(variants) + 1.4, nrows=len(variants))
     axes = np.atleast_1d(axes)
     finite = [r["final_loss"] for r in rows if np.isfinite(r["final_loss"]) and r["final_loss"] > 0]
     norm = LogNorm(vmin=min(finite), vmax=max(finite))
@@ -88,14 +92,14 @@ def stability_map(rows):
                 finite_cell = np.isfinite(value)
                 background = cmap(norm(value)) if finite_cell else DIVERGED_COLOR
                 ax.text(j, i, f"{value:.2g}" if finite_cell else "x", ha="center", va="center",
-                        fontsize=PHONE_FONT["annotation"], color=label_color(background))
+                        fontsize=font["annotation"], color=label_color(background))
         ax.set_xticks(range(len(rates)), [f"{r:g}" for r in rates])
         ax.set_yticks(range(len(depths)), [str(d) for d in depths])
-        _style(ax, display_name(variant), "learning rate", "layers")
+        _style(ax, display_name(variant), "learning rate", "layers", font)
         ax.grid(False)
-    bar = fig.colorbar(image, ax=list(axes), shrink=0.6)
-    bar.set_label("final loss (median over seeds)", fontsize=PHONE_FONT["label"])
-    bar.ax.tick_params(labelsize=PHONE_FONT["tick"])
+    bar = fig.colorbar(image, ax=list(axes), location="bottom", shrink=0.9, aspect=25)
+    bar.set_label("final loss (median over seeds)", fontsize=font["label"])
+    bar.ax.tick_params(which="both", labelsize=font["tick"])
     return fig
 
 
