@@ -207,6 +207,28 @@ def test_why_warmup_answer_is_the_update_sensitivity():
     assert len(stems) == 2
 
 
+@pytest.mark.parametrize("family", ["which_normalized", "why_warmup"])
+def test_right_option_does_not_stand_out_by_its_length(family):
+    """A reader noticed that the right option was the longest, most qualified one; in these
+    families every option has one form and about one length, so its length gives nothing away."""
+    for seed in SEEDS:
+        problem = variant(seed, "ada", family)
+        choices = problem.answer.choices
+        right = choices[problem.answer.value]
+        longest_wrong = max(len(c) for c in choices if c != right)
+        assert len(right) <= 1.1 * longest_wrong, (seed, len(right), longest_wrong)
+
+
+def test_why_warmup_claims_only_what_the_book_measures():
+    """Post-LN's logits move several times as much per unit of a small step (chapter 6), not
+    "far more" at the full rate, where both move by about their own size."""
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "why_warmup")
+        right = problem.answer.choices[problem.answer.value]
+        assert "per unit of a small step" in right and "far more" not in right
+        assert "At the full rate both placements' logits move by about their own size" in problem.solution
+
+
 def test_identity_path_answer_is_pre_ln_by_autodiff():
     """A scalar toy by jax.grad, the norm as multiplication by r and the sublayer F(u) = s u:
     Pre-LN x + F(N(x)) has derivative 1 + s r, Post-LN N(x + F(x)) has r (1 + s)."""

@@ -49,11 +49,15 @@ def _choice_problem(family, title, stem, choices, index, why, params) -> Problem
 def make_which_normalized(rng) -> Problem:
     """Post-LN normalises the sum ``x + F(x)``; Pre-LN normalises only the branch's input copy."""
     placement = str(rng.choice(["post", "pre"]))
-    sum_term = "the sum $x_\\ell + F(x_\\ell)$, so the stream itself is rescaled every layer"
+    # four options of one form and about one length, so the right one does not stand out
+    sum_term = ("the sum $x_\\ell + F(x_\\ell)$ after the add, so the stream itself is rescaled "
+                "in every layer")
     copy_term = ("only the copy of $x_\\ell$ that enters the sublayer; the stream $x_\\ell$ is "
                  "added back unnormalised")
-    output_term = "only the sublayer's output $F(\\cdot)$, before it is added"
-    nothing = "nothing: a residual connection makes the norm unnecessary"
+    output_term = ("only the sublayer's output $F(\\cdot)$ before the add; the stream $x_\\ell$ is "
+                   "added back unnormalised")
+    nothing = ("nothing: the residual connection already keeps the stream's scale, so $N$ leaves "
+               "its input as it is")
     right = sum_term if placement == "post" else copy_term
     wrong = [t for t in (sum_term, copy_term, output_term, nothing) if t != right]
     choices, index = shuffled(rng, right, wrong)
@@ -65,7 +69,8 @@ def make_which_normalized(rng) -> Problem:
         else "Pre-LN normalises inside the branch; the highway $x_\\ell$ bypasses the norm."
     )
     why += (" (Normalising only the sublayer's output, $x_\\ell + N(F(x_\\ell))$, is a third "
-            "placement, used by OLMo 2; it is not the update shown here.)")
+            "placement, used by OLMo 2; it is not the update shown here. And the norm is not idle: "
+            "it rescales whatever it is applied to, whatever the residual connection does.)")
     return _choice_problem("which_normalized", "Which term is normalised", stem, choices, index, why,
                            {"placement": placement})
 

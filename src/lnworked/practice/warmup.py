@@ -148,18 +148,18 @@ def make_why_warmup(rng) -> Problem:
     """Why Post-LN needs warmup on the book's model: the output's sensitivity to AdamW's
     first update, large in Post-LN because each sublayer keeps a large branch share."""
     asked = str(rng.choice(["post", "pre"]))
+    # four options of one form, about one length and one degree of hedging ("several times")
     right = (
-        "how much the output moves under AdamW's first update, which changes every parameter by "
-        "about $\\eta$: Post-LN's output moves far more, because each of its sublayers keeps a "
-        "large branch share $\\rho$ at every depth"
+        "the output's sensitivity to AdamW's first update: per unit of a small step, Post-LN's "
+        "logits move several times as much as Pre-LN's (large branch shares $\\rho$)"
     )
     wrong = [
-        "the gradient vanishing toward the input: Post-LN's per-block gradient shrinks block "
-        "by block, so the early blocks cannot learn",
-        "the gradient at the output: Post-LN's is much larger than Pre-LN's, so the same rate "
-        "takes a much larger step",
-        "the residual stream growing like $\\sqrt{L}$ in Post-LN, so the late blocks see "
-        "inputs too large for the full rate",
+        "the gradient vanishing toward the input: each Post-LN block shrinks the gradient by a "
+        "steady factor below 1, so after many blocks the early layers receive almost none",
+        "the gradient at the output: at initialisation Post-LN's is several times larger than "
+        "Pre-LN's, so at the same rate each parameter takes a larger first step than in Pre-LN",
+        "the residual stream's growth: Post-LN's stream grows like $\\sqrt{L}$ with depth, so "
+        "the late blocks see inputs several times too large for the full rate",
     ]
     choices, index = shuffled(rng, right, wrong)
     question = ("why Post-LN needs warmup here and Pre-LN does not" if asked == "post"
@@ -173,16 +173,20 @@ def make_why_warmup(rng) -> Problem:
     why = (
         "AdamW's first update moves every parameter by about the rate whatever its gradient, "
         "so the question is what a step of that size does to each model. Measured at the "
-        "initial weights, the same step moves Post-LN's logits many times more than Pre-LN's, "
-        "and more so the deeper the stack; at the full rate Post-LN's step then delivers only a "
-        "small part of the loss drop that the gradient promises, while warmup's small first "
-        "steps deliver it. The cause, tested by varying it: each Post-LN sublayer keeps a large "
+        "initial weights, per unit of a small step (warmup's first rate) the same step moves "
+        "Post-LN's logits several times as much as Pre-LN's, and more so the deeper the stack. "
+        "At the full rate both placements' logits move by about their own size, so the size of "
+        "the move no longer separates them; what differs is that Post-LN's loss stops following "
+        "its tangent earlier in the step, so its full-rate step delivers only a small part of "
+        "the loss drop that the gradient promises, while warmup's small first steps deliver it. "
+        "The cause, tested by varying it: each Post-LN sublayer keeps a large "
         "branch share $\\rho$ at every depth, and lowering it with DeepNorm's $\\alpha$ or "
         "$\\kappa$ lets Post-LN train at the full rate without warmup. Pre-LN's shares fall with "
         "depth, because each branch is added to an ever larger stream.\n\n"
         "The other options are not what the book measures: Post-LN's per-block gradient at "
         "initialisation stays within a small factor from block to block (it does not vanish "
-        "toward the input); the gradient is of the same order in both placements; and it is "
+        "toward the input); the gradient is of the same order in both placements, and under "
+        "AdamW a larger gradient would not take a larger first step anyway; and it is "
         "Pre-LN's stream that grows with depth, since Post-LN normalises its stream in every "
         "block. These conclusions are for this tiny model and task, at initialisation and over "
         "the first steps."
