@@ -207,7 +207,7 @@ def test_why_warmup_answer_is_the_update_sensitivity():
     assert len(stems) == 2
 
 
-@pytest.mark.parametrize("family", ["which_normalized", "why_warmup"])
+@pytest.mark.parametrize("family", ["which_normalized", "why_warmup", "identity_path"])
 def test_right_option_does_not_stand_out_by_its_length(family):
     """A reader noticed that the right option was the longest, most qualified one; in these
     families every option has one form and about one length, so its length gives nothing away."""

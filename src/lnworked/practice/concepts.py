@@ -133,8 +133,10 @@ def make_identity_path(rng) -> Problem:
     wrong = [
         f"Post-LN: the norm after the add keeps the identity, so a block passes "
         f"${number_tex(r)} + {number_tex(slope)} = {number_tex(r + slope)}$",
-        "both: a residual connection always adds the identity to the Jacobian, wherever the norm sits",
-        "neither: the norm's Jacobian multiplies every path in both placements",
+        "both: a residual add puts $I$ into $\\partial x_{\\ell+1}/\\partial x_\\ell$ wherever the norm "
+        f"sits, so a block passes $1 + {number_tex(slope)} = {number_tex(1 + slope)}$",
+        "neither: the norm's Jacobian multiplies every path in both placements, so a block passes "
+        f"${number_tex(r)} \\times {number_tex(1 + slope)} = {number_tex(post)}$",
     ]
     choices, index = shuffled(rng, right, wrong)
     stem = (
