@@ -3,16 +3,14 @@
 Its static HTML (what the book build emits, ``LNWORKED_STATIC_BUILD=1``) is written into a page of its
 own, served on 127.0.0.1 and driven in Debian's headless Chromium (tests/browser_support.py): choosing
 a design, a rate and a seed, as a reader does, redraws the line as the chosen run's losses (read here
-from the committed CSV with the csv module) and shows that run's final loss and largest gradient norm;
-the chart's text is legible and unoverlapped, and at a phone's 390 px the page does not scroll sideways.
+from the committed CSV with the csv module) and shows that run's final loss and largest gradient norm.
+Its chart text and phone width are checked with every other explorer's in tests/test_browser_first_step.py.
 It needs no built book.
 """
 
 from __future__ import annotations
 
-import csv
 import re
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -36,14 +34,10 @@ def page(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def csv_runs():
-    """``{(variant, rate text, seed text): losses and gradient norms in step order}`` from the committed CSV."""
-    runs: dict = {}
-    with resources.as_file(resources.files("lnworked") / "data" / "family-runs.csv") as path:
-        with open(path, newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
-                runs.setdefault((row["variant"], row["learning_rate"], row["seed"]), []).append(
-                    (int(row["step"]), float(row["loss"]), float(row["gradient_norm"])))
-    return {key: [(loss, norm) for _, loss, norm in sorted(steps)] for key, steps in runs.items()}
+    """``{(variant, rate text, seed text): [(loss, gradient norm), ...] in step order}`` from the CSV."""
+    from test_family_explorer import family_csv_steps
+
+    return {key: [(loss, norm) for _, loss, norm in steps] for key, steps in family_csv_steps().items()}
 
 
 def _expected_readouts(run) -> dict:
@@ -119,26 +113,3 @@ def test_choosing_a_design_a_rate_and_a_seed_draws_that_run(page, csv_runs):
     root.screenshot(str(OUT / "explorer-family.png"))
     errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
-
-
-@pytest.mark.parametrize("width, height, smallest, canvas", [(1280, 900, 12, "0 0 520 280"), (390, 844, 11, "0 0 340 400")])
-def test_chart_text_is_legible_and_nothing_scrolls_sideways(page, width, height, smallest, canvas):
-    from test_browser import PHONE_OVERFLOW_JS
-    from test_browser_first_step import TEXT_JS
-
-    driver, url = page
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 480})
-    try:
-        driver.get(url)
-        m = driver.execute_script(TEXT_JS)["family"]
-        scroll = driver.execute_script(PHONE_OVERFLOW_JS)
-        if width < 480:
-            driver.save_screenshot(str(OUT / "explorer-family--phone.png"))
-    finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    assert m["box"] == canvas and m["texts"] >= 6, m
-    assert m["font"] >= smallest and m["height"] >= smallest, f"at {width} px: text {m['font']:.1f} px"
-    assert not m["outside"], f"at {width} px: {m['outside']} run past the canvas"
-    assert not m["overlaps"], f"at {width} px: overlapping labels {m['overlaps']}"
-    assert scroll["scroll"] <= scroll["inner"] + 1, f"at {width} px the page scrolls sideways: {scroll}"

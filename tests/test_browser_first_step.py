@@ -174,15 +174,20 @@ return out;"""
 
 @pytest.mark.parametrize("width, height, smallest, canvas", [(1280, 900, 12, "0 0 520 280"), (390, 844, 11, "0 0 340 400")])
 def test_chart_text_is_legible_inside_its_canvas_and_unoverlapped(page, width, height, smallest, canvas):
-    """Every explorer's axis labels, ticks and legend: at least 12 px at 1280 px, 11 px on a phone's canvas."""
+    """Every explorer's axis labels, ticks and legend: at least 12 px at 1280 px, 11 px on a phone's canvas;
+    the page of every explorer does not scroll sideways."""
+    from test_browser import PHONE_OVERFLOW_JS
+
     driver, url = page
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 480})
     try:
         driver.get(url)
         found = driver.execute_script(TEXT_JS)
+        scroll = driver.execute_script(PHONE_OVERFLOW_JS)
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert scroll["scroll"] <= scroll["inner"] + 1, f"at {width} px the page scrolls sideways: {scroll}"
     assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm", "family"}
     from lnworked.explore import spec_grid
     from lnworked.stress.explorer import sweep_explorer_spec

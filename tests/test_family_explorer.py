@@ -19,9 +19,9 @@ from lnworked.stress.config import StressConfig
 from lnworked.stress.family_runs import family_table, summarise
 
 
-@pytest.fixture(scope="module")
-def csv_runs():
-    """``{(variant, rate text, seed text): [(step, loss, gradient norm), ...] in step order}`` from the CSV."""
+def family_csv_steps() -> dict:
+    """``{(variant, rate text, seed text): [(step, loss, gradient norm), ...] in step order}`` from the
+    committed CSV, read with Python's csv module (not the library's reader)."""
     runs: dict = {}
     with resources.as_file(resources.files("lnworked") / "data" / "family-runs.csv") as path:
         with open(path, newline="", encoding="utf-8") as f:
@@ -29,6 +29,11 @@ def csv_runs():
                 runs.setdefault((row["variant"], row["learning_rate"], row["seed"]), []).append(
                     (int(row["step"]), float(row["loss"]), float(row["gradient_norm"])))
     return {key: sorted(steps) for key, steps in runs.items()}
+
+
+@pytest.fixture(scope="module")
+def csv_runs():
+    return family_csv_steps()
 
 
 def _by_hand(steps, last=10):
