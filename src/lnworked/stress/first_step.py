@@ -312,11 +312,13 @@ def safe_rate_figure(rows, threshold: float = 0.5, config: StressConfig | None =
             ax.plot(above, [top] * len(above), "^", color=color, markersize=8 if hollow else 6, linestyle="none",
                     markerfacecolor="none" if hollow else color, gid=f"{placement} above")
     warm = config.learning_rate / warmup_for(config.steps)
-    # warmup's label at the left, where no curve comes down that low (at the right it covered Post-LN's end)
-    for rate, text, x, ha in ((config.learning_rate, "the article's rate", 0.98, "right"),
-                              (warm, "warmup's first rate", 0.02, "left")):
+    # both labels at the left, above their lines, where no curve runs (at the right the article's
+    # covered Pre-LN's line, and warmup's covered Post-LN's end)
+    # (the article's in two lines: in one it reached Pre-LN's line at 12 blocks)
+    for rate, text, x, ha in ((config.learning_rate, "the article's\nrate, ", 0.02, "left"),
+                              (warm, "warmup's first rate, ", 0.02, "left")):
         ax.axhline(rate, color=PALETTE["text"], linestyle=":", linewidth=1.2)
-        ax.text(x, rate, f"{text}, {rate:.3g}", transform=ax.get_yaxis_transform(), ha=ha, va="bottom",
+        ax.text(x, rate, f"{text}{rate:.3g}", transform=ax.get_yaxis_transform(), ha=ha, va="bottom",
                 fontsize=FONT_390["tick"], color=PALETTE["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
