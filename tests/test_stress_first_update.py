@@ -209,3 +209,16 @@ def test_loss_along_update_at_one_is_the_tables_loss_after_the_update():
 def test_loss_along_update_bad_arguments_name_themselves(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_mean_delivered_share_averages_each_seeds_share():
+    from lnworked.stress.first_update import mean_delivered_share
+
+    # two seeds by hand: shares 0.5 and 1.0 average to 0.75 (the ratio of the means is 0.7 / 0.8)
+    rows = [dict(pre_norm=True, layers=12, learning_rate=2e-3, seed=7, delta_loss=-0.1, linear_delta_loss=-0.2),
+            dict(pre_norm=True, layers=12, learning_rate=2e-3, seed=8, delta_loss=-0.6, linear_delta_loss=-0.6),
+            dict(pre_norm=False, layers=12, learning_rate=2e-3, seed=7, delta_loss=-9.0, linear_delta_loss=-9.0)]
+    assert mean_delivered_share(rows, True, 12, 2e-3) == pytest.approx((0.1 / 0.2 + 0.6 / 0.6) / 2)
+    assert mean_delivered_share(rows, True, 12, 2e-3) != pytest.approx(0.7 / 0.8)
+    with pytest.raises(ValueError, match="rows: no row with pre_norm=True, layers=6"):
+        mean_delivered_share(rows, True, 6, 2e-3)
