@@ -130,7 +130,10 @@ def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monke
     seed = int(re.search(r"BOOK_SEED = (\d+)", seed_cell).group(1))
     for name in FAMILIES:
         problem = variant(seed, "book", name)
-        assert glued[f"{name}-statement"] == breakable_equations(problem.statement)
+        # a numeric problem says how close an answer must be, in the handouts' own sentence
+        tolerance = ("" if problem.answer.kind == "choice"
+                     else f"\n\n*{problem.answer.tolerance_sentence()}*")
+        assert glued[f"{name}-statement"] == breakable_equations(problem.statement) + tolerance
         assert glued[f"{name}-solution"].startswith(breakable_equations(problem.solution))
         assert problem.answer.text in glued[f"{name}-solution"]
     html = [o["data"]["text/html"] for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
