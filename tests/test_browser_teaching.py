@@ -141,8 +141,8 @@ def test_chapter_3_random_stack_explorer_redraws_without_a_kernel(browser, serve
     assert _controls(browser, root)["seed"] == "1" and new["svg"] != state["svg"], "the seed slider did not redraw"
     assert new["readouts"] == expected(_controls(browser, root))
     state = new
-    for name, value in (("placement", "pre"), ("depth", "96"), ("branch_scale", "3"), ("view", "gain"),
-                        ("placement", "post")):
+    for name, value in (("placement", "post"), ("depth", "96"), ("branch_scale", "3"), ("view", "gain"),
+                        ("placement", "pre")):
         Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
         new = _state(browser, root)
         assert new["svg"] != state["svg"], f"choosing {name}={value} did not redraw the plot"

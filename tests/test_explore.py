@@ -282,7 +282,7 @@ def test_static_random_stack_grid_equals_the_library(static):
         assert math.isclose(float(shown["seeds-max"]), max(inputs), rel_tol=READOUT_RTOL)
         assert set(shown) == {"input", "seeds-min", "seeds-max"}  # no toy rows
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
-    assert shown == explore.random_stack_readouts("post", 48, 0, 1.0)
+    assert shown == explore.random_stack_readouts("pre", 48, 0, 1.0)
     with pytest.raises(ValueError, match="placement"):
         explore.random_stack_readouts("sideways", 6, 0)
 
@@ -377,10 +377,12 @@ def test_live_depth_negative_slope_falls(live):
 def test_live_random_stack_responds(live):
     box = explore.random_stack_explorer()
     c = box.lnw_controls
-    assert _shown(box) == explore.random_stack_readouts("post", 48, 0, 1.0)
+    assert _shown(box) == explore.random_stack_readouts("pre", 48, 0, 1.0)
     ax = box.lnw_figure.axes[0]
     assert ax.get_yscale() == "log"
     assert len([l for l in ax.get_lines() if l.get_gid() == "seeds"]) == explore.STACK_SEEDS - 1
+    c["placement"].value = "post"
+    assert _shown(box) == explore.random_stack_readouts("post", 48, 0, 1.0)
     c["placement"].value = "pre"
     c["seed"].value = 5
     c["depth"].value = 12
@@ -698,6 +700,7 @@ def test_static_javascript_random_stack_and_negative_slopes(static):
     page = explore.random_stack_explorer().data + explore.depth_explorer().data
     actions = [
         {"root": 0, "name": "seed", "value": "5"},
+        {"root": 0, "name": "placement", "value": "post", "event": "change"},
         {"root": 0, "name": "placement", "value": "pre", "event": "change"},
         {"root": 0, "name": "depth", "value": "12", "event": "change"},
         {"root": 0, "name": "branch_scale", "value": "3", "event": "change"},
@@ -706,11 +709,13 @@ def test_static_javascript_random_stack_and_negative_slopes(static):
     ]
     results = _run_in_node(page, actions)
     stack = results[0]["initial"]
-    assert stack["ready"] == "1" and stack["readouts"] == explore.random_stack_readouts("post", 48, 0, 1.0)
+    assert stack["ready"] == "1" and stack["readouts"] == explore.random_stack_readouts("pre", 48, 0, 1.0)
     assert stack["lines"] == explore.STACK_SEEDS
-    steps = [r["state"] for r in results[2:]]
-    assert steps[0]["readouts"] == explore.random_stack_readouts("post", 48, 5, 1.0)
-    assert steps[0]["params"]["seed"] == "5"
+    opened = [r["state"] for r in results[2:]]
+    assert opened[0]["readouts"] == explore.random_stack_readouts("pre", 48, 5, 1.0)
+    assert opened[0]["params"]["seed"] == "5"
+    assert opened[1]["readouts"] == explore.random_stack_readouts("post", 48, 5, 1.0)
+    steps = opened[1:]  # from here as before: Post-LN at seed 5, then Pre-LN
     assert steps[1]["readouts"] == explore.random_stack_readouts("pre", 48, 5, 1.0)
     assert steps[2]["readouts"] == explore.random_stack_readouts("pre", 12, 5, 1.0)
     assert steps[3]["readouts"] == explore.random_stack_readouts("pre", 12, 5, 3.0)

@@ -108,7 +108,8 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             i = int(at[0])
             shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
             relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
-        out[f"{short}-delivered"] = f"{100 * float(np.mean(shares)):.1f} %"
+        percent = round(100 * float(np.mean(shares)), 1) + 0.0  # + 0.0: no "-0.0 %"
+        out[f"{short}-delivered"] = f"{percent:.1f} %"
         out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
         out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
