@@ -68,7 +68,8 @@ def _mean_by_hand(controls: dict) -> dict:
               and abs(r["t"] - t) < 1e-9]
         assert sorted(r["seed"] for r in at) == seeds
         shares = [(r["loss_after"] - r["loss"]) / (t * rate * r["slope"]) for r in at]
-        out[f"{short}-delivered"] = f"{100 * sum(shares) / len(shares):.1f} %"
+        percent = round(100 * sum(shares) / len(shares), 1) + 0.0  # the readout never says "-0.0 %"
+        out[f"{short}-delivered"] = f"{percent:.1f} %"
         out[f"{short}-safe"] = math.exp(sum(math.log(safe[(placement, layers, s)]) for s in seeds) / len(seeds))
     return out
 

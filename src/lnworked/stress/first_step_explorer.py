@@ -83,7 +83,7 @@ def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
 def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
     ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
-    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %", ``*-relative`` = RMS of the
+    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %" (0.0, never -0.0), ``*-relative`` = RMS of the
     logits' change at ``t`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
     safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
     stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
