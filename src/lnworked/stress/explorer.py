@@ -81,10 +81,11 @@ def step_ticks(steps: int) -> list[int]:
     return sorted({1, steps, *range(every, steps + 1, every)})
 
 
-def _curve(values, steps: int) -> list:
-    """Four significant digits, ``None`` after the run's last step (a diverged run is cut)."""
+def rounded_curve(values, steps: int | None = None) -> list:
+    """Four significant digits; ``None`` where not finite and, up to ``steps``, after the run's last
+    step (a diverged run is cut). Every stored-run explorer's curves go through it."""
     out = [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-    return out + [None] * (steps - len(out))
+    return out + [None] * ((steps or len(out)) - len(out))
 
 
 @lru_cache(maxsize=4)
@@ -148,7 +149,7 @@ def sweep_explorer_spec(folder=None):
         for key, row in by_key.items():
             loss, norm = curves[key]
             text = "|".join(_key(v) for v in key)
-            runs[text] = {"loss": _curve(loss, steps), "gradient_norm": _curve(norm, steps),
+            runs[text] = {"loss": rounded_curve(loss, steps), "gradient_norm": rounded_curve(norm, steps),
                           "loss_range": list(loss_axis(loss, uniform)), "color": run_color(row),
                           "readouts": [sweep_readouts(row)[k] for k in READOUT_KEYS]}
         norm_min, norm_max = _norm_range()

@@ -32,6 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.explorer import rounded_curve
 
 __all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readouts", "rate_label",
            "FIRST_STEP_READOUT_KEYS", "MEAN_OF_SEEDS", "SAFE_THRESHOLD"]
@@ -115,11 +116,6 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
     return out
 
 
-def _curve(values) -> list:
-    """Four significant digits; ``None`` where not finite."""
-    return [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def _seed(value):
     """A seed control's value: :data:`MEAN_OF_SEEDS` as it is, a seed as an ``int``."""
     return MEAN_OF_SEEDS if value == MEAN_OF_SEEDS else int(value)
@@ -201,7 +197,7 @@ def first_step_explorer_spec(folder=None):
                     values = {"depth": depth, "seed": seed, "rate": rate}
                     by_t = [readouts({**values, "t": t}) for t in slider.values]
                     cells[f"{_key(depth)}|{_key(seed)}|{_key(rate)}"] = {
-                        **{k: _curve(v) for k, v in lines(values).items()},
+                        **{k: rounded_curve(v) for k, v in lines(values).items()},
                         "readouts": [[texts[k] for k in _AT_T] for texts in by_t],
                         "fixed": [by_t[0][k] for k in _FIXED]}
         return {"controls": ["depth", "seed", "rate"], "readouts": list(_AT_T), "fixed": list(_FIXED),

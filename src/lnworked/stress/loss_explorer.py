@@ -19,17 +19,11 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from lnworked.stress.config import StressConfig
-from lnworked.stress.explorer import step_ticks
+from lnworked.stress.explorer import rounded_curve, step_ticks
 
-__all__ = ["stored_loss_explorer", "rounded_curve"]
+__all__ = ["stored_loss_explorer", "log_range"]
 
 Y_LABEL = "loss (nats, log scale)"
-
-
-def rounded_curve(values, steps: int | None = None) -> list:
-    """Four significant digits; ``None`` where not finite and, up to ``steps``, after the run's last step."""
-    out = [float(f"{v:.4g}") if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-    return out + [None] * ((steps or len(out)) - len(out))
 
 
 def log_range(curves, uniform: float) -> tuple[float, float]:
