@@ -142,10 +142,8 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlim(0, layers + 2)
     ax.xaxis.set_major_locator(FixedLocator([m for m in (0, 24, 48, 72, 96, 120) if m <= layers + 2]))
-    ax.tick_params(which="both", labelsize=font["tick"])
-    ax.set_xlabel("depth $L$ (layers)", fontsize=font["label"])
-    ax.set_ylabel("gradient factor $f^L$ (log)", fontsize=font["label"])
-    ax.set_title("Gradient reaching the input\nafter $L$ layers", fontsize=font["title"], color=PALETTE["text"])
+    _font_labels(ax, "Gradient reaching the input\nafter $L$ layers", "depth $L$ (layers)",
+                 "gradient factor $f^L$ (log)", font)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=font["legend"],
                frameon=False, columnspacing=1.2, handlelength=1.6)  # below the axes: clear of the values
     return fig
@@ -175,11 +173,8 @@ def residual_growth(max_additions: int = 96, branch_variance: float = 1.0, sampl
     ax.set_xlim(0, max_additions * 1.05 + 1)  # the last point clear of the right edge
     ax.set_ylim(0, analytic.max() * 1.1)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.4, 5, 10], integer=True))
-    ax.tick_params(which="both", labelsize=font["tick"])
-    ax.set_xlabel("number of writes $L$", fontsize=font["label"])
-    ax.set_ylabel("std of the residual stream", fontsize=font["label"])
-    ax.set_title(f"Stream std after $L$ writes\nof variance $v = {format_value(branch_variance)}$",
-                 fontsize=font["title"], color=PALETTE["text"])
+    _font_labels(ax, f"Stream std after $L$ writes\nof variance $v = {format_value(branch_variance)}$",
+                 "number of writes $L$", "std of the residual stream", font)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=font["legend"],
                frameon=False)  # below the axes: clear of the curves
     return fig
@@ -291,11 +286,8 @@ def epsilon_effect(epsilons=_EPSILONS, base: float = 5.0) -> Figure:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_locator(FixedLocator([1e-7, 1e-5, 1e-3, 1e-1, 10]))
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.tick_params(which="both", labelsize=font["tick"])
-    ax.set_xlabel("spread $\\sigma$ of the input (std)", fontsize=font["label"])
-    ax.set_ylabel("max $|\\mathrm{LN}(x)|$", fontsize=font["label"])
-    ax.set_title("LayerNorm of a nearly flat vector:\n$\\varepsilon$ is the cushion", fontsize=font["title"],
-                 color=PALETTE["text"])
+    _font_labels(ax, "LayerNorm of a nearly flat vector:\n$\\varepsilon$ is the cushion",
+                 "spread $\\sigma$ of the input (std)", "max $|\\mathrm{LN}(x)|$", font)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(epsilons),
                fontsize=font["legend"], frameon=False, columnspacing=1.0, handlelength=1.5, handletextpad=0.5)
     return fig
