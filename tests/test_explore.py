@@ -90,6 +90,14 @@ def test_format_readout():
     assert explore.format_readout(-0.0012345) == "-0.00123"
 
 
+def test_format_percent():
+    # one decimal of a percentage; a share that rounds to zero from below reads 0.0 %, not -0.0 %
+    assert explore.format_percent(0.12634) == "12.6 %"
+    assert explore.format_percent(1.0) == "100.0 %"
+    assert explore.format_percent(-0.0004) == "0.0 %"
+    assert explore.format_percent(-0.25) == "-25.0 %"
+
+
 def test_layer_norm_outputs_match_the_library():
     x = np.array([1.0, 3.0, 5.0, 7.0])
     out = explore.layer_norm_outputs(x, 2.0, 1.0, 0.1)

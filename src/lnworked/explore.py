@@ -131,6 +131,7 @@ from lnworked.style import PALETTE, figure_png, labels, legend, new_figure, titl
 __all__ = [
     "is_static_build",
     "format_readout",
+    "format_percent",
     "layer_norm_outputs",
     "layer_norm_readouts",
     "depth_readouts",
@@ -185,6 +186,12 @@ def format_readout(value) -> str:
     if number == 0:
         return "0"
     return format(number, ".3g")
+
+
+def format_percent(fraction) -> str:
+    """A share as a readout: ``100 * fraction`` to one decimal with " %" ("0.0 %", never "-0.0 %")."""
+    percent = round(100 * float(fraction), 1) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{percent:.1f} %"
 
 
 def _key(value) -> str:

@@ -58,6 +58,8 @@ def branch_scale_readouts(summary: dict, kappa: float, seed, rate: float) -> dic
     ``post-*`` Post-LN at the stored ``kappa``, ``pre-*`` Pre-LN at ``kappa = 1``; ``*-rho`` the mean branch
     share and ``*-relative`` RMS(Delta logits) / RMS(logits), to 3 significant digits, ``*-delivered``
     ``100 (L_1 - L_0) / <g, Delta theta>`` to one decimal with " %"; ``sentence`` says the three in words."""
+    from lnworked.explore import format_percent
+
     post, pre = _case(summary, "Post-LN", rate), _case(summary, "Pre-LN", rate)
     where = np.flatnonzero(np.isclose(post["scales"], kappa, rtol=1e-6, atol=0))
     if where.size != 1:
@@ -68,7 +70,7 @@ def branch_scale_readouts(summary: dict, kappa: float, seed, rate: float) -> dic
     for prefix, values in (("post", at), ("pre", ref)):
         out[f"{prefix}-rho"] = format(values["branch_share"], ".3g")
         out[f"{prefix}-relative"] = format(values["relative"], ".3g")
-        out[f"{prefix}-delivered"] = f"{100 * values['delivered']:.1f} %"
+        out[f"{prefix}-delivered"] = format_percent(values["delivered"])
     out["sentence"] = (f"At κ = {kappa:.3g}, Post-LN's mean branch share is {out['post-rho']}, the first "
                        f"step moves its logits by {out['post-relative']} of their RMS and delivers "
                        f"{out['post-delivered']} of the decrease its tangent predicts "

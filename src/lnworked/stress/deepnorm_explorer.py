@@ -33,9 +33,10 @@ _NOT_MEASURED = {"branch-share": "not measured (starts as Post-LN)",
 def deepnorm_readouts(summary: dict, variant: str, seed: int, last: int = 10) -> dict:
     """Readout key -> text for one run of :func:`~lnworked.stress.deepnorm.summarise`'s ``summary``:
     ``final-loss`` = mean of the run's last ``last`` losses, ``branch-share`` = mean over sublayers of
-    ``rho_i``, ``delivered`` = ``delta_loss / linear_delta_loss`` of the first update
-    (:func:`lnworked.explore.format_readout` of each; a quantity the run lacks says so)."""
-    from lnworked.explore import format_readout
+    ``rho_i`` (:func:`lnworked.explore.format_readout` of each), ``delivered`` = ``delta_loss /
+    linear_delta_loss`` of the first update as a percentage (:func:`lnworked.explore.format_percent`);
+    a quantity the run lacks says so."""
+    from lnworked.explore import format_percent, format_readout
     from lnworked.stress.deepnorm import final_loss
 
     if variant not in summary:
@@ -47,7 +48,7 @@ def deepnorm_readouts(summary: dict, variant: str, seed: int, last: int = 10) ->
     out = {"final-loss": format_readout(final_loss(data["loss"][i], last)[0])}
     out["branch-share"] = (format_readout(data["branch_share"][i].mean()) if "branch_share" in data
                            else _NOT_MEASURED["branch-share"])
-    out["delivered"] = (format_readout(data["delta_loss"][i, 0] / data["linear_delta_loss"][i, 0])
+    out["delivered"] = (format_percent(data["delta_loss"][i, 0] / data["linear_delta_loss"][i, 0])
                         if "delta_loss" in data else _NOT_MEASURED["delivered"])
     return out
 
@@ -75,13 +76,13 @@ def deepnorm_explorer_spec(folder=None):
                   Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0])),
         readouts=lambda values: deepnorm_readouts(summary, values["variant"], int(values["seed"])),
         rows=tuple(zip(("final loss (mean of the last 10 steps)", "mean branch share ρ at initialisation",
-                        "first update delivers, ΔL / ⟨g, Δθ⟩"), DEEPNORM_READOUT_KEYS)),
+                        "first update delivers, of its promise ΔL / ⟨g, Δθ⟩"), DEEPNORM_READOUT_KEYS)),
         caption=(f"One stored training run (computed ahead of time) per variant and seed ({steps} steps, "
                  "no warmup unless marked). "
                  "The line is the run's training loss at every step; the dotted horizontal line is the loss "
                  f"of a uniform guess over the {vocab} tokens, ln {vocab} ≈ {math.log(vocab):.2f}. Log scale. "
                  "The table gives this seed's final loss, its mean branch share at initialisation and the "
-                 "fraction of the first update's predicted decrease that the step delivered."),
+                 "share of the first update's promised decrease that the step delivered."),
         aria="A log-scale line over the training steps: the chosen run's loss, and a dotted line at the "
              "uniform-guess loss",
         series=Series("loss", "training loss", PALETTE["post"]),

@@ -91,6 +91,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
     share and the relative change are the means over the stored seeds of each seed's value (the
     chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean
     (:func:`~lnworked.stress.first_step.mean_safe_rate`, as the chapters quote it)."""
+    from lnworked.explore import format_percent
     from lnworked.stress.first_step import delivered_share, mean_safe_rate
 
     out = {}
@@ -109,8 +110,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             i = int(at[0])
             shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
             relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
-        percent = round(100 * float(np.mean(shares)), 1) + 0.0  # + 0.0: no "-0.0 %"
-        out[f"{short}-delivered"] = f"{percent:.1f} %"
+        out[f"{short}-delivered"] = format_percent(np.mean(shares))
         out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
         out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
