@@ -146,6 +146,10 @@ def test_static_html_is_offline_and_follows_the_dom_contract(static, kind):
     controls = dom.find("input", type="range") + dom.find("select")
     assert controls and all(c["attrs"].get("name") for c in controls)
     assert dom.find("span", **{"class": "lnw-readout"})
+    # controls, plot, readouts, then the caption (as under a figure): on a phone the controls come first
+    order = [text.index(mark) for mark in ('class="lnw-controls"', 'class="lnw-plot"', 'class="lnw-readouts"',
+                                           'class="lnw-caption"')]
+    assert order == sorted(order)
     # the JavaScript is inlined, with no URL or module loader
     script = explore.explorer_script()
     assert len(script) > 2000 and "lnwExplore" in script

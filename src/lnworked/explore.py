@@ -820,7 +820,7 @@ def explorer_script() -> str:
 
 _STYLE = """<style>
 .lnw-explorer{border:1px solid rgba(128,128,128,.45);border-radius:6px;padding:.6em .9em;margin:1em 0}
-.lnw-explorer .lnw-caption{margin:0 0 .5em 0;font-size:.92em}
+.lnw-explorer .lnw-caption{margin:.5em 0 0 0;font-size:.92em}
 .lnw-explorer .lnw-controls{display:flex;flex-wrap:wrap;gap:.4em 1.4em;align-items:center;margin-bottom:.4em}
 .lnw-explorer .lnw-controls label{white-space:nowrap}
 .lnw-explorer .lnw-controls input[type=range]{vertical-align:middle;width:11em}
@@ -867,11 +867,12 @@ def _static(spec: Explorer):
     script = explorer_script().replace("</", "<\\/")
     return HTML(
         f'{_STYLE}<div class="lnw-explorer" data-explorer="{spec.kind}" id="{root}">'
-        f'<p class="lnw-caption">{html.escape(spec.caption)}</p>'
         f'<div class="lnw-controls">{controls}</div>'
         f'<svg class="lnw-plot" viewBox="0 0 520 280" role="img" aria-label="{html.escape(spec.aria, quote=True)}"></svg>'
         # a polite live region: a screen reader announces the readouts each control changes
         f'<div class="lnw-readouts" aria-live="polite">{spec.table(spec.readouts(defaults))}</div>'
+        # the caption under the plot and readouts, as a figure's: on a phone the controls come first
+        f'<p class="lnw-caption">{html.escape(spec.caption)}</p>'
         f'<script type="application/json" class="lnw-data">{data}</script>'
         f"</div><script>{script}\nwindow.lnwExplore.init({json.dumps(root)});</script>"
     )
@@ -900,7 +901,7 @@ def _live(spec: Explorer):
     readout, image = widgets.HTML(), widgets.Image(format="png")
     widgets_in_order = list(controls.values())
     rows = [widgets.HBox(widgets_in_order[i:i + 3]) for i in range(0, len(widgets_in_order), 3)]
-    box = widgets.VBox([widgets.HTML(f"<p>{html.escape(spec.caption)}</p>"), *rows, readout, image])
+    box = widgets.VBox([*rows, readout, image, widgets.HTML(f"<p>{html.escape(spec.caption)}</p>")])
     box.add_class("lnw-explorer-live")
     box.lnw_kind, box.lnw_spec, box.lnw_controls, box.lnw_readout, box.lnw_image = (
         spec.kind, spec, controls, readout, image)
