@@ -240,6 +240,22 @@ def test_trained_profiles_share_one_y_axis_from_zero_and_one_y_label():
     assert all(upper.y0 >= lower.y1 - 1 for upper, lower in zip(boxes, boxes[1:]))
 
 
+def test_trained_profiles_legend_keys_the_steps_in_no_run_s_hue():
+    """The legend's lines are in the text colour, shaded as the steps are: not the first panel's (Pre-LN's) violet."""
+    from matplotlib.colors import to_hex
+
+    from lnworked.stress.profiles import profiles_figure
+    from lnworked.style import PALETTE
+
+    fig = profiles_figure(_stream_rows(), "stream_rms", log=False)
+    (legend,) = fig.legends
+    keys = legend.get_lines()
+    steps = sorted({r["step"] for r in _stream_rows()})
+    assert [t.get_text() for t in legend.get_texts()] == [f"step {s}" for s in steps]
+    assert {to_hex(k.get_color()) for k in keys} == {to_hex(PALETTE["text"])}
+    assert [k.get_alpha() for k in keys] == [line.get_alpha() for line in fig.axes[1].get_lines()]
+
+
 def _walk_like_the_page(first_t):
     """A walk shaped like the page's: the t's near warmup's first step and up to 1; Pre-LN bends
     gently, Post-LN flattens early."""

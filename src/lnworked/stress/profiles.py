@@ -174,7 +174,9 @@ def profiles_figure(rows, quantity: str, log: bool = True):
     """One panel per run (stacked): ``quantity`` against the block, one line per snapshot step
     (darker = later). The panels share one y-axis (from 0 on a linear scale), so a run whose
     values barely move shows a flat line, not magnified noise; one y-label for all of them, the
-    x-label under the last panel, text at the why-warmup chapter's phone sizes."""
+    x-label under the last panel, text at the why-warmup chapter's phone sizes. Each panel has its
+    run's hue; the legend keys the steps by shade in the text colour."""
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     from lnworked.stress.report import display_name
@@ -207,7 +209,10 @@ def profiles_figure(rows, quantity: str, log: bool = True):
         axes[0].set_ylim(bottom=0)
     axes[-1].set_xlabel("block (1 = next to the input)", fontsize=FONT_390["label"])
     fig.supylabel(LABELS[quantity], fontsize=FONT_390["label"])
-    handles, labels = axes[0].get_legend_handles_labels()
+    # the legend keys the steps by shade alone, in the text colour: each panel has its run's hue
+    handles = [Line2D([], [], color=PALETTE["text"], alpha=line.get_alpha(), linewidth=2, marker="o", markersize=4)
+               for line in axes[0].get_lines()]
+    labels = [line.get_label() for line in axes[0].get_lines()]
     fig.legend(handles, labels, fontsize=FONT_390["legend"], frameon=False, ncols=2,
                loc="outside lower center")
     return fig
