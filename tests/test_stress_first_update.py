@@ -222,3 +222,29 @@ def test_mean_delivered_share_averages_each_seeds_share():
     assert mean_delivered_share(rows, True, 12, 2e-3) != pytest.approx(0.7 / 0.8)
     with pytest.raises(ValueError, match="rows: no row with pre_norm=True, layers=6"):
         mean_delivered_share(rows, True, 6, 2e-3)
+
+
+def test_first_update_numbers_are_the_means_the_chapters_quote():
+    from lnworked.stress.first_update import _seed_mean, first_update_numbers
+
+    # one depth, two seeds, two rates, both placements, every number by hand
+    def row(pre_norm, lr, seed, drop, promise, relative):
+        return dict(pre_norm=pre_norm, layers=12, learning_rate=lr, seed=seed, delta_loss=-drop,
+                    linear_delta_loss=-promise, relative=relative)
+
+    full, small = 2e-3, 2e-3 / 120
+    rows = [row(True, full, 7, 0.2, 0.4, 0.8), row(True, full, 8, 0.3, 0.3, 1.0),
+            row(False, full, 7, 0.01, 0.2, 1.2), row(False, full, 8, 0.03, 0.1, 1.4),
+            row(True, small, 7, 0.004, 0.004, 0.01), row(True, small, 8, 0.002, 0.002, 0.01),
+            row(False, small, 7, 0.002, 0.002, 0.04), row(False, small, 8, 0.001, 0.001, 0.036)]
+    got = first_update_numbers(rows, full, small)
+    assert got["pre12-drop"] == pytest.approx(0.25) and got["post12-promise"] == pytest.approx(0.15)
+    assert got["pre12-delivered"] == pytest.approx(100 * (0.5 + 1.0) / 2)
+    assert got["post12-delivered"] == pytest.approx(100 * (0.05 + 0.3) / 2)
+    assert got["post12-delivered-small"] == pytest.approx(100.0)
+    assert got["pre12-rel"] == pytest.approx(0.9) and got["post12-rel-small"] == pytest.approx(0.038)
+    assert got["sensitivity12"] == pytest.approx(0.038 / 0.01)
+    assert got["full-ratio12"] == pytest.approx(1.3 / 0.9)
+    assert _seed_mean(rows, "relative", False, 12, full) == pytest.approx(1.3)
+    with pytest.raises(ValueError, match="rows: no row with pre_norm=False, layers=48"):
+        _seed_mean(rows, "relative", False, 48, full)

@@ -49,7 +49,7 @@ from lnworked.stress.step import make_loss
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int, check_positive
 
-__all__ = ["first_update", "first_update_table", "mean_delivered_share", "loss_along_update", "first_steps",
+__all__ = ["first_update", "first_update_table", "mean_delivered_share", "first_update_numbers", "loss_along_update", "first_steps",
            "departure_step", "VARIANTS", "check_depths", "check_seeds", "check_rates"]
 
 VARIANTS = ("Pre-LN", "Post-LN", "Pre-LN + warmup", "Post-LN + warmup")
@@ -144,6 +144,43 @@ def mean_delivered_share(rows, pre_norm: bool, layers: int, learning_rate: float
         raise ValueError(f"rows: no row with pre_norm={pre_norm}, layers={layers}, "
                          f"learning_rate={learning_rate}")
     return float(np.mean([r["delta_loss"] / r["linear_delta_loss"] for r in picked]))
+
+
+def _seed_mean(rows, key: str, pre_norm: bool, layers: int, learning_rate: float) -> float:
+    """The mean over the seeds of ``rows`` (:func:`first_update_table`'s) of one column ``key``
+    (``delta_loss``, ``linear_delta_loss``, ``relative``...) for one placement, depth and rate."""
+    picked = [r[key] for r in rows if r["pre_norm"] == pre_norm and r["layers"] == layers
+              and np.isclose(r["learning_rate"], learning_rate, rtol=1e-9)]
+    if not picked:
+        raise ValueError(f"rows: no row with pre_norm={pre_norm}, layers={layers}, "
+                         f"learning_rate={learning_rate}")
+    return float(np.mean(picked))
+
+
+def first_update_numbers(rows, rate: float, first_rate: float) -> dict:
+    """The first update's numbers that chapters 6 and 7 quote, by name, from one
+    :func:`first_update_table` (means over its seeds). For placement ``p`` in ``pre``/``post`` and
+    each depth ``L`` of ``rows``: ``pL-drop`` = ``-mean delta_loss`` and ``pL-promise`` =
+    ``-mean linear_delta_loss`` at ``rate``; ``pL-rel`` and ``pL-rel-small``, the logits' relative
+    change at ``rate`` and ``first_rate``; ``pL-delivered`` and ``pL-delivered-small``, 100 x
+    :func:`mean_delivered_share` at each rate. Per depth: ``sensitivityL`` = Post-LN's ``rel-small``
+    over Pre-LN's (the small step's logit move, Post-LN over Pre-LN) and ``full-ratioL``, the same at
+    ``rate``."""
+    out = {}
+    for L in sorted({r["layers"] for r in rows}):
+        for p, pre_norm in (("pre", True), ("post", False)):
+            def mean(key, lr):
+                return _seed_mean(rows, key, pre_norm, L, lr)
+
+            out[f"{p}{L}-drop"] = -mean("delta_loss", rate)
+            out[f"{p}{L}-promise"] = -mean("linear_delta_loss", rate)
+            out[f"{p}{L}-rel"] = mean("relative", rate)
+            out[f"{p}{L}-rel-small"] = mean("relative", first_rate)
+            out[f"{p}{L}-delivered"] = 100 * mean_delivered_share(rows, pre_norm, L, rate)
+            out[f"{p}{L}-delivered-small"] = 100 * mean_delivered_share(rows, pre_norm, L, first_rate)
+        out[f"sensitivity{L}"] = out[f"post{L}-rel-small"] / out[f"pre{L}-rel-small"]
+        out[f"full-ratio{L}"] = out[f"post{L}-rel"] / out[f"pre{L}-rel"]
+    return out
 
 
 def loss_along_update(config: StressConfig | None, seed: int, layers: int, rate: float,
