@@ -255,6 +255,25 @@ def test_block_singular_values_are_those_of_the_autodiff_jacobians():
             assert np.all(np.diff(values) <= 0), "descending"
 
 
+def test_rms_gain_is_the_root_mean_square_stretch_over_random_directions():
+    from lnworked.blocks import rms_gain
+
+    # Monte Carlo over unit directions u against the formula on the singular values
+    f = MLP.random(D, HIDDEN, seed=4)
+    x = np.array([0.7, -1.2, 2.0, 0.4])
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(200_000, D))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    for placement in ("pre", "post"):
+        jac = np.asarray(autodiff_jacobian(placement, x, f))
+        monte_carlo = np.sqrt(np.mean(np.sum((u @ jac.T) ** 2, axis=1)))
+        singular = np.linalg.svd(jac, compute_uv=False)
+        assert rms_gain(singular) == pytest.approx(monte_carlo, rel=5e-3), placement
+    np.testing.assert_allclose(rms_gain([[3.0, 4.0], [1.0, 1.0]]), [np.sqrt(12.5), 1.0])
+    with pytest.raises(ValueError, match="singular_values"):
+        rms_gain(np.zeros((2, 0)))
+
+
 def test_jacobian_singular_value_samples_follow_the_documented_protocol():
     d, samples, seed = 6, 20, 3
     pre, post, sigma = jacobian_singular_value_samples(d, samples, seed)

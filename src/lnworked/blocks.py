@@ -30,6 +30,7 @@ __all__ = [
     "BLOCKS",
     "block_singular_values",
     "jacobian_singular_value_samples",
+    "rms_gain",
 ]
 
 
@@ -190,3 +191,13 @@ def jacobian_singular_value_samples(d: int = 16, samples: int = 200, seed: int =
     _, post = block_singular_values(u, sublayer)
     sigma = np.std(u + sublayer(u), axis=-1)
     return pre, post, sigma
+
+
+def rms_gain(singular_values) -> np.ndarray:
+    """A block's RMS gain per input: ``sqrt(mean_i s_i ** 2)`` over the singular values ``s_i`` of its
+    Jacobian (the last axis), which is ``||J||_F / sqrt(d)``: the root mean square of ``||J u||``
+    over unit directions ``u`` drawn uniformly (chapter 2)."""
+    s = np.asarray(singular_values, dtype=float)
+    if s.ndim < 1 or s.shape[-1] < 1:
+        raise ValueError(f"singular_values: need at least one value on the last axis, got shape {s.shape}")
+    return np.sqrt(np.mean(s ** 2, axis=-1))
