@@ -377,3 +377,18 @@ def test_a_folded_worked_example_is_a_named_dropdown_around_the_whole_record():
     # the erratum admonition (three colons) sits inside the four-colon dropdown, the steps unchanged
     assert ":::{admonition} Erratum" in "\n".join(lines[3:-1])
     assert plain.split("\n", 2)[2].strip() == "\n".join(lines[3:-1]).strip()
+
+
+def test_a_worked_example_shows_a_matrix_as_a_displayed_pmatrix_of_its_values():
+    import re
+
+    from lnworked.display import example_markdown
+
+    example = get_example("002-block-jacobians")
+    text = example_markdown(example.id)
+    assert "[(" not in text  # no run of tuples
+    blocks = re.findall(r"\$\$\n\s+\\begin\{pmatrix\}(.*?)\\end\{pmatrix\}\n\s+\$\$", text)
+    assert len(blocks) == 2
+    for block, key in zip(blocks, ("pre_jacobian", "post_jacobian")):
+        shown = np.array([[float(v) for v in row.split("&")] for row in block.split(r"\\")])
+        np.testing.assert_allclose(shown, example.steps[key].value, rtol=5e-4, atol=5e-7)

@@ -124,7 +124,7 @@ def tex_value(value, digits: int = 6) -> str | None:
     if array.dtype == object:
         return None
     if array.ndim == 2:
-        rows = [" & ".join(_tex_numbers(format_value(v, 4)) for v in row) for row in array]
+        rows = [" & ".join(_tex_numbers(format_value(v, 4)).replace("−", "-") for v in row) for row in array]
         return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
     text = _tex_numbers(format_value(value, digits))
     return text.replace("(", r"\left(", 1).replace(")", r"\right)") if array.ndim == 1 else text
@@ -154,7 +154,12 @@ def _input_line(quantity: Quantity) -> str:
 def _step_line(quantity: Quantity, result: bool) -> str:
     tex, label = _inline_tex(quantity.value), quantity.label[:1].upper() + quantity.label[1:]
     text = format_value(quantity.value, 4 if np.ndim(quantity.value) == 2 else 6)
-    if quantity.tex and result:
+    matrix = np.ndim(quantity.value) == 2 and tex_value(quantity.value) is not None
+    if matrix:
+        # a matrix as a displayed pmatrix under its line (indented into the list item), which
+        # scrolls inside its box on a phone, not as a run of tuples
+        shown = f"${quantity.tex} =$" if quantity.tex else ""
+    elif quantity.tex and result:
         shown = f"${quantity.tex} =$ **{text}**"
     elif quantity.tex and tex is not None:
         shown = f"${quantity.tex} = {tex}$"
@@ -168,8 +173,10 @@ def _step_line(quantity: Quantity, result: bool) -> str:
     if quantity.stated is not None:
         mark = "agrees" if quantity.agrees else "**does not agree**"
         line += f" (the source text states {_stated_text(quantity)}: {mark})"
+    if matrix:
+        line += f"\n\n   $$\n   {tex_value(quantity.value)}\n   $$"
     if quantity.why:
-        line += f"  \n   *Why:* {quantity.why}"
+        line += ("\n\n" if matrix else "  \n") + f"   *{quantity.why}*"
     return line
 
 
