@@ -387,8 +387,8 @@ def test_a_worked_example_shows_a_matrix_as_a_displayed_pmatrix_of_its_values():
     example = get_example("002-block-jacobians")
     text = example_markdown(example.id)
     assert "[(" not in text  # no run of tuples
-    blocks = re.findall(r"\$\$\n\s+\\begin\{pmatrix\}(.*?)\\end\{pmatrix\}\n\s+\$\$", text)
+    blocks = re.findall(r"\$\$\n\s+\\small\\begin\{pmatrix\}(.*?)\\end\{pmatrix\}\n\s+\$\$", text)
     assert len(blocks) == 2
     for block, key in zip(blocks, ("pre_jacobian", "post_jacobian")):
         shown = np.array([[float(v) for v in row.split("&")] for row in block.split(r"\\")])
-        np.testing.assert_allclose(shown, example.steps[key].value, rtol=5e-4, atol=5e-7)
+        np.testing.assert_allclose(shown, example.steps[key].value, rtol=5e-3, atol=5e-6)  # 3 significant figures

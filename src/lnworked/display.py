@@ -117,15 +117,16 @@ def attribution(example: Example) -> str:
 
 def tex_value(value, digits: int = 6) -> str | None:
     """A number, vector or matrix as TeX (``None`` for text): vectors in parentheses,
-    matrices as ``pmatrix`` with 4 significant figures."""
+    matrices as a ``\\small`` ``pmatrix`` with 3 significant figures."""
     if value is None or isinstance(value, str) or hasattr(value, "items"):
         return None
     array = np.asarray(value)
     if array.dtype == object:
         return None
     if array.ndim == 2:
-        rows = [" & ".join(_tex_numbers(format_value(v, 4)).replace("−", "-") for v in row) for row in array]
-        return r"\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
+        # 3 significant figures in a smaller font: a 4 x 4 matrix fits a phone's text column
+        rows = [" & ".join(_tex_numbers(format_value(v, 3)).replace("−", "-") for v in row) for row in array]
+        return r"\small\begin{pmatrix}" + r" \\ ".join(rows) + r"\end{pmatrix}"
     text = _tex_numbers(format_value(value, digits))
     return text.replace("(", r"\left(", 1).replace(")", r"\right)") if array.ndim == 1 else text
 
