@@ -88,6 +88,9 @@ def test_format_readout():
     assert explore.format_readout(float("nan")) == "undefined (0/0)"
     assert explore.format_readout(0.65**96) == "1.1e-18"
     assert explore.format_readout(-0.0012345) == "-0.00123"
+    # from a thousand to below a million, a whole number: Var = L v = 256 * 4 reads 1024
+    assert explore.format_readout(1024.0) == "1024" and explore.format_readout(-123_456.7) == "-123457"
+    assert explore.format_readout(1e6) == "1e+06" and explore.format_readout(999.94) == "1000"
 
 
 def test_format_percent():

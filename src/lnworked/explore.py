@@ -179,13 +179,17 @@ BELOW_THRESHOLD = 0.01
 
 def format_readout(value) -> str:
     """A readout's text: ``format(value, ".3g")`` (3 significant digits, enough to read a
-    chart by; the page's prose gives more where it needs them); ``"0"`` for ±0; ``"undefined (0/0)"`` for NaN."""
+    chart by; the page's prose gives more where it needs them), but a number from 1000 to below a
+    million as a whole number (1024, not 1.02e+03); ``"0"`` for ±0; ``"undefined (0/0)"`` for NaN."""
     number = float(value)
     if math.isnan(number):
         return UNDEFINED
     if number == 0:
         return "0"
-    return format(number, ".3g")
+    text = format(number, ".3g")
+    if 1e3 <= abs(float(text)) < 1e6:  # 999.94 rounds to 1e+03 in ".3g": it reads 1000
+        return f"{number:.0f}"
+    return text
 
 
 def format_percent(fraction) -> str:
@@ -461,9 +465,9 @@ LAYER_NORM = Explorer(
         "Choose a vector x (a preset from the worked examples, with one component edited), γ, β and ε. "
         "The sublayer F is a small random MLP (width 4 to 16 to 4, GELU; choose its seed) or the identity "
         "F(u) = u of the Pre-LN worked example (Ex 2 of the worked-examples notes), where Post-LN's row is just "
-        "LN(2x) = LN(x). "
-        "γ and β are the same for every component. Post-LN's output is pinned to mean β and spread γ; "
-        "Pre-LN's output keeps the scale of x."
+        "LN(2x), which is LN(x) when ε = 0. "
+        "γ and β are the same for every component. Post-LN's output is pinned to mean β and, for ε small "
+        "beside the sum's variance, spread γ; Pre-LN's output keeps the scale of x."
     ),
     aria="Grouped bars per component: the input x, the Post-LN output and the Pre-LN output",
     controls=(
