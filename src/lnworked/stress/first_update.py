@@ -49,8 +49,9 @@ from lnworked.stress.step import make_loss
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int, check_positive
 
-__all__ = ["first_update", "first_update_table", "mean_delivered_share", "first_update_numbers", "loss_along_update", "first_steps",
-           "departure_step", "VARIANTS", "check_depths", "check_seeds", "check_rates"]
+__all__ = ["first_update", "first_update_table", "mean_delivered_share", "first_update_numbers",
+           "loss_along_update", "first_steps", "departure_step", "VARIANTS", "check_depths", "check_seeds",
+           "check_rates"]
 
 VARIANTS = ("Pre-LN", "Post-LN", "Pre-LN + warmup", "Post-LN + warmup")
 
@@ -132,29 +133,30 @@ def first_update_table(depths: Sequence[int], rates: Sequence[float], seeds: Seq
     return rows
 
 
+def _rows_at(rows, pre_norm: bool, layers: int, learning_rate: float) -> list:
+    """The rows of :func:`first_update_table` for one placement, depth and rate (one per seed)."""
+    picked = [r for r in rows if r["pre_norm"] == pre_norm and r["layers"] == layers
+              and np.isclose(r["learning_rate"], learning_rate, rtol=1e-9)]
+    if not picked:
+        raise ValueError(f"rows: no row with pre_norm={pre_norm}, layers={layers}, "
+                         f"learning_rate={learning_rate}")
+    return picked
+
+
 def mean_delivered_share(rows, pre_norm: bool, layers: int, learning_rate: float) -> float:
     """The first update's delivered share averaged over the seeds of ``rows``
     (:func:`first_update_table`'s): the mean over seeds ``s`` of
     ``delta_loss_s / linear_delta_loss_s``, each seed's :math:`\\Delta\\mathcal{L} / \\langle g,
     \\Delta\\theta\\rangle`, as the first-step explorer averages it (not the mean drop over the
     mean promise)."""
-    picked = [r for r in rows if r["pre_norm"] == pre_norm and r["layers"] == layers
-              and np.isclose(r["learning_rate"], learning_rate, rtol=1e-9)]
-    if not picked:
-        raise ValueError(f"rows: no row with pre_norm={pre_norm}, layers={layers}, "
-                         f"learning_rate={learning_rate}")
-    return float(np.mean([r["delta_loss"] / r["linear_delta_loss"] for r in picked]))
+    return float(np.mean([r["delta_loss"] / r["linear_delta_loss"]
+                          for r in _rows_at(rows, pre_norm, layers, learning_rate)]))
 
 
 def _seed_mean(rows, key: str, pre_norm: bool, layers: int, learning_rate: float) -> float:
     """The mean over the seeds of ``rows`` (:func:`first_update_table`'s) of one column ``key``
     (``delta_loss``, ``linear_delta_loss``, ``relative``...) for one placement, depth and rate."""
-    picked = [r[key] for r in rows if r["pre_norm"] == pre_norm and r["layers"] == layers
-              and np.isclose(r["learning_rate"], learning_rate, rtol=1e-9)]
-    if not picked:
-        raise ValueError(f"rows: no row with pre_norm={pre_norm}, layers={layers}, "
-                         f"learning_rate={learning_rate}")
-    return float(np.mean(picked))
+    return float(np.mean([r[key] for r in _rows_at(rows, pre_norm, layers, learning_rate)]))
 
 
 def first_update_numbers(rows, rate: float, first_rate: float) -> dict:
