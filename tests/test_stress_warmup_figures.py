@@ -94,8 +94,10 @@ def test_warmed_up_curves_differ_in_colour_and_marker():
 
 
 def _response_rows():
-    """Three runs at two steps; the delivered share is 0.5 + step / 100 (+ 0.2 for Pre-LN)."""
-    return [dict(run=run, pre_norm=pre_norm, warmup=warmup, step=step, delivered=0.5 + step / 100 + 0.2 * pre_norm)
+    """Three runs at two steps; the delivered share is 0.5 + step / 100 (+ 0.2 for Pre-LN), the promise
+    (minus ``linear_delta_loss``) 0.3 - step / 300 (+ 0.1 for warmup)."""
+    return [dict(run=run, pre_norm=pre_norm, warmup=warmup, step=step, delivered=0.5 + step / 100 + 0.2 * pre_norm,
+                 linear_delta_loss=-(0.3 - step / 300 + 0.1 * bool(warmup)))
             for run, pre_norm, warmup in (("Pre-Norm · no warmup", True, 0), ("Post-Norm · no warmup", False, 0),
                                           ("Post-Norm · 120-step warmup", False, 120))
             for step in (60, 0)]
@@ -110,6 +112,14 @@ def test_step_response_figure_draws_each_runs_shares_in_step_order():
     assert np.allclose(_line(ax, "Post-LN, 120-step warmup").get_ydata(), [0.5, 1.1])
     warm, post = _line(ax, "Post-LN, 120-step warmup"), _line(ax, "Post-LN, no warmup")
     assert (warm.get_color(), warm.get_marker()) != (post.get_color(), post.get_marker())
+
+
+def test_step_response_figure_draws_each_share_above_its_promise():
+    """The bottom panel: the promise -linear_delta_loss of each run, in step order, on a log scale."""
+    bottom = step_response_figure(_response_rows()).axes[1]
+    assert bottom.get_yscale() == "log"
+    assert np.allclose(_line(bottom, "Pre-LN, no warmup").get_ydata(), [0.3, 0.1])
+    assert np.allclose(_line(bottom, "Post-LN, 120-step warmup").get_ydata(), [0.4, 0.2])
 
 
 def test_step_response_figure_text_is_at_least_12_px_on_a_358_px_wide_screen():

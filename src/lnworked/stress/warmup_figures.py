@@ -235,22 +235,28 @@ def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
 
 
 def step_response_figure(rows):
-    """The delivered share ``delta_loss / linear_delta_loss`` of one full-rate step against the
-    training step its weights come from, one line per run (``rows``: dicts with ``run``,
-    ``pre_norm``, ``warmup``, ``step``, ``delivered``); a dotted line at 1 (all of the promise)."""
+    """Two stacked panels against the training step the weights come from, one line per run
+    (``rows``: dicts with ``run``, ``pre_norm``, ``warmup``, ``step``, ``delivered``,
+    ``linear_delta_loss``): top, the delivered share ``delta_loss / linear_delta_loss`` of one
+    full-rate step, a dotted line at 1 (all of the promise); bottom, the promise it is a share of,
+    ``-linear_delta_loss`` in nats, on a log scale."""
     from lnworked.stress.report import display_name
 
     runs = list(dict.fromkeys(r["run"] for r in rows))
     if not runs:
         raise ValueError("rows: empty, no run to draw")
-    fig, ax = new_figure(WIDTH, 5.5)
+    fig, (top, bottom) = new_figure(WIDTH, 9.5, nrows=2)
     for run in runs:
         mine = sorted((r for r in rows if r["run"] == run), key=lambda r: r["step"])
         name = "Pre-LN" if mine[0]["pre_norm"] else "Post-LN"
         color, style, marker = STEP_LOOKS[name + (" + warmup" if mine[0]["warmup"] else "")]
-        ax.plot([r["step"] for r in mine], [r["delivered"] for r in mine], color=color, marker=marker,
-                linestyle=style, linewidth=2, label=display_name(run))
-    ax.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
-    _style(ax, "", "training step of the weights", "delivered / promised")
-    _legend_below(fig, ax)
+        look = dict(color=color, marker=marker, linestyle=style, linewidth=2, label=display_name(run))
+        steps = [r["step"] for r in mine]
+        top.plot(steps, [r["delivered"] for r in mine], **look)
+        bottom.plot(steps, [-r["linear_delta_loss"] for r in mine], **look)
+    top.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
+    bottom.set_yscale("log")
+    _style(top, "Share of the promise delivered", "", "delivered / promised")
+    _style(bottom, "The promise", "training step of the weights", "promised drop (nats)")
+    _legend_below(fig, top)
     return fig
