@@ -83,6 +83,16 @@ def _safe_rate_figure():
     return safe_rate_figure(committed_first_step()[0])
 
 
+def _schedule_figure():
+    from lnworked.stress.committed import committed_warmup_schedules
+    from lnworked.stress.deepnorm import final_loss
+    from lnworked.stress.warmup_figures import warmup_schedule_figure
+    from lnworked.stress.warmup_schedules import summarise
+
+    losses = summarise(committed_warmup_schedules()[0])[1]
+    return warmup_schedule_figure({s: final_loss(v) for s, v in losses.items()}, 64, 0.1)
+
+
 def _theorem1_figure():
     from lnworked.stress.committed import committed_xiong
     from lnworked.stress.xiong import theorem1_figure
@@ -119,6 +129,7 @@ FIGURES = {
     "Fig. 6.1 loss_along_update_figure": _loss_along_figure,
     "Fig. 6.2 first_update_figure": _first_update_figure,
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,
+    "Fig. 6.6 warmup_schedule_figure": _schedule_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
 }

@@ -12,7 +12,7 @@ from matplotlib.colors import to_hex
 
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
-                                            step_response_figure)
+                                            step_response_figure, warmup_schedule_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -131,6 +131,26 @@ def test_step_response_figure_text_is_at_least_12_px_on_a_358_px_wide_screen():
     assert min(t.get_fontsize() for t in texts if t.get_text()) * px_per_point >= 12
 
 
+def _finals():
+    """Final losses of two seeds: 4 and 3 at the constant rate, held k: 4 / k and 3 / k, linear k: 1 / k and 2 / k."""
+    finals = {("constant", 0): np.array([4.0, 3.0])}
+    for k in (2, 8):
+        finals[("held", k)] = np.array([4.0 / k, 3.0 / k])
+        finals[("linear", k)] = np.array([1.0 / k, 2.0 / k])
+    return finals
+
+
+def test_warmup_schedule_figure_draws_each_kinds_geometric_mean_from_the_constant_rate():
+    fig = warmup_schedule_figure(_finals(), 64, 0.1)
+    for ax, kind, scale in zip(fig.axes, ("held", "linear"), (np.sqrt(12.0), np.sqrt(2.0))):
+        (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == kind]
+        assert np.allclose(line.get_ydata(), [np.sqrt(12.0), scale / 2, scale / 8])
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "2", "8"]
+        assert ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="finals"):
+        warmup_schedule_figure({("held", 2): np.ones(2)}, 64, 0.1)
+
+
 def test_step_response_figure_rejects_no_rows():
     with pytest.raises(ValueError, match="rows"):
         step_response_figure([])
@@ -143,6 +163,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: amplification_figure([dict(r, output_change=r["relative"]) for r in _first_update_rows()
                                   if r["learning_rate"] == RATE], _shares()),
     lambda: step_response_figure(_response_rows()),
+    lambda: warmup_schedule_figure(_finals(), 64, 0.1),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()

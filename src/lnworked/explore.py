@@ -833,6 +833,7 @@ _STYLE = """<style>
 .lnw-explorer table.lnw-table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}
 .lnw-explorer table.lnw-table th,.lnw-explorer table.lnw-table td{padding:.15em .6em;text-align:right;border-bottom:1px solid rgba(128,128,128,.3)}
 .lnw-explorer table.lnw-table th:first-child{text-align:left}
+.lnw-explorer table.lnw-table td{white-space:nowrap}
 </style>"""
 
 

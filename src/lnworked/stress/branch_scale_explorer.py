@@ -56,9 +56,9 @@ def _case(summary: dict, placement: str, rate: float) -> dict:
 def branch_scale_readouts(summary: dict, kappa: float, seed, rate: float) -> dict:
     """Readout key -> text from :func:`~lnworked.stress.branch_scale.branch_scale_summary`'s ``summary``:
     ``post-*`` Post-LN at the stored ``kappa``, ``pre-*`` Pre-LN at ``kappa = 1``; ``*-rho`` the mean branch
-    share and ``*-relative`` RMS(Delta logits) / RMS(logits), to 3 significant digits, ``*-delivered``
+    share and ``*-relative`` RMS(Delta logits) / RMS(logits), as :func:`~lnworked.explore.format_readout` writes them, ``*-delivered``
     ``100 (L_1 - L_0) / <g, Delta theta>`` to one decimal with " %"; ``sentence`` says the three in words."""
-    from lnworked.explore import format_percent
+    from lnworked.explore import format_percent, format_readout
 
     post, pre = _case(summary, "Post-LN", rate), _case(summary, "Pre-LN", rate)
     where = np.flatnonzero(np.isclose(post["scales"], kappa, rtol=1e-6, atol=0))
@@ -68,8 +68,8 @@ def branch_scale_readouts(summary: dict, kappa: float, seed, rate: float) -> dic
     ref = {k: float(v[0]) for k, v in _pick(pre, seed).items()}
     out = {}
     for prefix, values in (("post", at), ("pre", ref)):
-        out[f"{prefix}-rho"] = format(values["branch_share"], ".3g")
-        out[f"{prefix}-relative"] = format(values["relative"], ".3g")
+        out[f"{prefix}-rho"] = format_readout(values["branch_share"])
+        out[f"{prefix}-relative"] = format_readout(values["relative"])
         out[f"{prefix}-delivered"] = format_percent(values["delivered"])
     out["sentence"] = (f"At κ = {kappa:.3g}, Post-LN's mean branch share is {out['post-rho']}, the first "
                        f"step moves its logits by {out['post-relative']} of their RMS and delivers "

@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "run_family", "provenance"]
+           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -131,6 +131,13 @@ def register(subparsers) -> None:
                                         "settings and constant rates 2e-3 and 8e-3 (no warmup); writes "
                                         "family-runs.csv.")
     _stored_run_arguments(family, "family", run_family)
+    schedules = sub.add_parser("warmup-schedules", help="Post-LN trained under other rate schedules: the first "
+                                                        "steps held small, or shorter linear warmups",
+                               description="The 180-step training loss of Post-LN at the article's settings at the "
+                                           "constant rate, with its first 1-120 steps at warmup's first rate and "
+                                           "then the full rate, and with linear warmups of 5-120 steps; writes "
+                                           "warmup-schedules.csv.")
+    _stored_run_arguments(schedules, "warmup-schedules", run_warmup_schedules)
 
 
 
@@ -427,3 +434,11 @@ def run_family(args) -> int:
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "family-runs", seeds, lambda s: family_rows(s, progress=_xiong_progress),
                        write_family_csv, command="family")
+
+
+def run_warmup_schedules(args) -> int:
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.warmup_schedules import schedule_rows, write_schedule_csv
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_first_step", "committed_branch_scale", "committed_family",
+           "committed_warmup_schedules",
            "provenance_markdown"]
 
 
@@ -89,6 +90,14 @@ def committed_step_response(folder=None):
     from lnworked.stress.profiles import read_step_response_csv
 
     return _read("step-response.csv", "step-response-provenance.json", folder, read_step_response_csv)
+
+
+def committed_warmup_schedules(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-schedules``
+    (``warmup-schedules.csv``), or of ``folder``'s."""
+    from lnworked.stress.warmup_schedules import read_schedule_csv
+
+    return _read("warmup-schedules.csv", "warmup-schedules-provenance.json", folder, read_schedule_csv)
 
 
 def committed_deepnorm(folder=None):

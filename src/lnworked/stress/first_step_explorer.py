@@ -91,7 +91,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
     share and the relative change are the means over the stored seeds of each seed's value (the
     chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean
     (:func:`~lnworked.stress.first_step.mean_safe_rate`, as the chapters quote it)."""
-    from lnworked.explore import format_percent
+    from lnworked.explore import format_percent, format_readout
     from lnworked.stress.first_step import delivered_share, mean_safe_rate
 
     out = {}
@@ -111,7 +111,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
             relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
         out[f"{short}-delivered"] = format_percent(np.mean(shares))
-        out[f"{short}-relative"] = format(float(np.mean(relative)), ".3g")
+        out[f"{short}-relative"] = format_readout(np.mean(relative))
         out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
 

@@ -18,7 +18,7 @@ from matplotlib.ticker import MaxNLocator
 from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure", "first_steps_figure", "step_response_figure",
-           "amplification_figure", "argument_figure"]
+           "amplification_figure", "argument_figure", "warmup_schedule_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -259,4 +259,34 @@ def step_response_figure(rows):
     _style(top, "Share of the promise delivered", "", "delivered / promised")
     _style(bottom, "The promise", "training step of the weights", "promised drop (nats)")
     _legend_below(fig, top)
+    return fig
+
+
+def warmup_schedule_figure(finals: dict, vocab_size: int, threshold: float):
+    """Two stacked panels of Post-LN's final loss (log scale) against ``k``, one marker per seed and
+    their geometric mean as a line: top, the first ``k`` steps held at warmup's first rate
+    (``("held", k)``), bottom, a linear warmup of ``k`` steps (``("linear", k)``); both start from
+    ``("constant", 0)`` at ``k = 0``. ``finals``: ``{(kind, k): final losses (seeds,)}``. The uniform
+    guess ``ln vocab_size`` dashed, ``threshold`` (learned the task) dotted; ``k`` at even spacing."""
+    if ("constant", 0) not in finals:
+        raise ValueError("finals: needs the constant rate, ('constant', 0)")
+    low = min(threshold, min(float(np.min(v)) for v in finals.values()))
+    fig, axes = new_figure(WIDTH, 9.5, nrows=2)
+    looks = {"held": (PALETTE["post"], "--", "s", "first k steps at warmup's first rate"),
+             "linear": (PALETTE["orange"], "-.", "D", "linear warmup over k steps")}
+    for ax, (kind, (color, style, marker, title)) in zip(axes, looks.items()):
+        ks = [0] + sorted(k for (name, k) in finals if name == kind)
+        values = [np.asarray(finals[("constant", 0) if k == 0 else (kind, k)], float) for k in ks]
+        x = np.arange(len(ks))
+        for i, v in enumerate(values):
+            ax.plot(np.full(v.size, x[i]), v, marker, color=color, markersize=7, alpha=0.6, linestyle="none")
+        ax.plot(x, [np.exp(np.log(v).mean()) for v in values], style, color=color, linewidth=2, gid=kind)
+        ax.set_xticks(x, [str(k) for k in ks])
+        ax.set_yscale("log")
+        ax.set_ylim(low / 2, 3 * np.log(vocab_size))  # one range for both panels, room above the guess's label
+        uniform_guess(ax, vocab_size)
+        ax.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
+        ax.annotate(f"{threshold:g}: learned", (0, threshold), xycoords=("axes fraction", "data"),
+                    xytext=(4, 4), textcoords="offset points", fontsize=FONT_390["legend"], color=PALETTE["text"])
+        _style(ax, title, "k (steps)", "final loss (nats)")
     return fig

@@ -1,0 +1,132 @@
+"""Which part of warmup Post-LN needs: runs that differ only in their rate schedule.
+
+Every run is the stress test's Post-LN (the article's model, batches and AdamW, from
+``PRNGKey(seed)``'s initial weights) trained for ``config.steps`` steps; only the rate of each
+step differs. Two families of schedules, beside the constant rate ``eta`` (the failing run):
+
+* **held**: the first ``k`` steps at warmup's first rate ``eta / s_warm``, then ``eta`` at once,
+  :func:`held_rates`. If the first steps alone were why the constant-rate run fails, a few
+  small first steps would be enough;
+* **linear**: a linear warmup of ``k`` steps, ``eta_s = eta min(1, s / k)``
+  (:func:`lnworked.stress.optim.learning_rates`), the article's with ``k = s_warm``.
+
+All runs are one compiled program (:func:`lnworked.stress.train.train_runs`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.data import make_batches
+from lnworked.stress.first_update import check_seeds
+from lnworked.stress.optim import learning_rates
+from lnworked.stress.table_csv import read_rows, write_rows
+from lnworked.stress.train import train_runs
+from lnworked.validation import check_int
+
+__all__ = ["SCHEDULES", "GRID", "held_rates", "schedule_rates", "schedule_losses", "learns", "schedule_rows",
+           "write_schedule_csv", "read_schedule_csv", "summarise"]
+
+#: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``.
+SCHEDULES = ("constant", "held", "linear")
+#: The schedules the book stores: the constant rate, 1 to 120 held steps, linear warmups of 5 to 120 steps.
+GRID = (("constant", 0), ("held", 1), ("held", 5), ("held", 20), ("held", 60), ("held", 120),
+        ("linear", 5), ("linear", 20), ("linear", 60), ("linear", 120))
+
+
+def held_rates(rate: float, steps: int, held: int, first: float) -> np.ndarray:
+    """The rate of each step ``s = 1..steps``: ``first`` for ``s <= held``, then ``rate`` (float64)."""
+    steps = check_int(steps, "steps", minimum=1)
+    held = check_int(held, "held", minimum=0, maximum=steps)
+    out = np.full(steps, float(rate))
+    out[:held] = float(first)
+    return out
+
+
+def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarray:
+    """The rates of ``schedule`` = ``(kind, k)`` over ``config.steps`` steps (see the module):
+    ``("constant", 0)``; ``("held", k)``, the first ``k`` steps at ``eta / s_warm`` with the
+    article's ``s_warm`` (:func:`~lnworked.stress.config.warmup_for`); ``("linear", k)``."""
+    kind, k = schedule
+    if kind not in SCHEDULES:
+        raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
+    k = check_int(k, "schedule", minimum=0 if kind == "constant" else 1, maximum=config.steps)
+    if kind == "constant" and k:
+        raise ValueError(f"schedule: a constant rate has k = 0, got {k}")
+    eta = config.learning_rate
+    if kind == "held":
+        return held_rates(eta, config.steps, k, eta / warmup_for(config.steps))
+    return learning_rates(eta, config.steps, k)
+
+
+def schedule_losses(schedules: Sequence[tuple[str, int]], seeds: Sequence[int],
+                    config: StressConfig | None = None) -> dict[tuple[str, int], np.ndarray]:
+    """``{schedule: losses (seeds, steps)}``: Post-LN's training loss at every step under each
+    schedule of ``schedules`` (distinct ``(kind, k)`` pairs, :func:`schedule_rates`), for each
+    seed's initial weights and the article's batches; a run that turns non-finite is NaN from then."""
+    config = StressConfig() if config is None else config
+    schedules = [tuple(s) for s in schedules]
+    if not schedules or len(set(schedules)) != len(schedules):
+        raise ValueError(f"schedules: must be distinct (kind, k) pairs, at least one, got {schedules!r}")
+    rates = {s: schedule_rates(s, config) for s in schedules}
+    seeds = check_seeds(seeds)
+    runs = [(s, seed) for s in schedules for seed in seeds]
+    sources, targets = make_batches(config)
+    losses, _, _ = train_runs(config, [False] * len(runs), [seed for _, seed in runs], sources, targets,
+                              np.stack([rates[s] for s, _ in runs]))
+    out = np.full((len(runs), config.steps), np.nan)
+    for i, loss in enumerate(losses):
+        out[i, : len(loss)] = loss
+    out = out.reshape(len(schedules), len(seeds), config.steps)
+    return {s: out[i] for i, s in enumerate(schedules)}
+
+
+def learns(final_losses, threshold: float) -> bool:
+    """Whether every run's final loss is finite and below ``threshold`` (nats)."""
+    final_losses = np.asarray(final_losses, float)
+    return bool(final_losses.size and np.all(np.isfinite(final_losses)) and np.all(final_losses < threshold))
+
+
+def schedule_rows(seeds: Sequence[int], schedules: Sequence[tuple[str, int]] = GRID,
+                  config: StressConfig | None = None) -> list[dict]:
+    """Rows ``{kind, k, seed, step, loss}``, one per step (1-based) of every run of :func:`schedule_losses`."""
+    seeds = check_seeds(seeds)
+    rows = []
+    for (kind, k), losses in schedule_losses(schedules, seeds, config).items():
+        for seed, loss in zip(seeds, losses):
+            rows += [{"kind": kind, "k": k, "seed": seed, "step": step, "loss": float(value)}
+                     for step, value in enumerate(loss, start=1)]
+    return rows
+
+
+FIELDS = ("kind", "k", "seed", "step", "loss")
+
+
+def write_schedule_csv(rows, path) -> None:
+    """:func:`schedule_rows`' rows as CSV (:func:`~lnworked.stress.table_csv.write_rows`: ``loss`` to 9
+    significant digits)."""
+    write_rows(rows, path, FIELDS, floats=("loss",))
+
+
+def read_schedule_csv(path) -> list[dict]:
+    """The rows :func:`write_schedule_csv` wrote, types restored."""
+    return read_rows(path, FIELDS, ints=("k", "seed", "step"), floats=("loss",))
+
+
+def summarise(rows) -> tuple[list[int], dict[tuple[str, int], np.ndarray]]:
+    """``(seeds, {(kind, k): losses (seeds, steps)})`` from :func:`schedule_rows`' rows, schedules in
+    the rows' order. ValueError (naming ``rows``) if a schedule lacks a seed or a step."""
+    seeds = sorted({r["seed"] for r in rows})
+    steps = max((r["step"] for r in rows), default=0)
+    if not seeds or not steps:
+        raise ValueError("rows: empty, nothing to summarise")
+    out = {}
+    for r in rows:
+        out.setdefault((r["kind"], r["k"]), np.full((len(seeds), steps), np.inf))[seeds.index(r["seed"]), r["step"] - 1] = r["loss"]
+    for schedule, losses in out.items():
+        if np.isinf(losses).any():
+            raise ValueError(f"rows: schedule {schedule} lacks a seed or a step")
+    return seeds, out

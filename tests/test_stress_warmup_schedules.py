@@ -1,0 +1,98 @@
+"""Post-LN under other rate schedules (lnworked.stress.warmup_schedules).
+
+Independent routes: the rates against the schedule's definition written out by hand; the runs
+against :func:`lnworked.stress.train.train`, the stress test's own path, which trains the article's
+constant-rate and warmed-up Post-LN runs; the stored table against the stored DeepNorm runs, which
+trained the same constant-rate Post-LN runs another time."""
+
+import numpy as np
+import pytest
+
+from lnworked.stress import StressConfig
+from lnworked.stress.config import default_runs, warmup_for
+from lnworked.stress.train import train
+from lnworked.stress.warmup_schedules import (GRID, held_rates, learns, read_schedule_csv, schedule_losses,
+                                              schedule_rates, schedule_rows, summarise, write_schedule_csv)
+
+TINY = StressConfig(layers=1, steps=3, batch_size=4, sequence_length=8)
+
+
+def test_held_rates_by_hand():
+    assert held_rates(0.5, 4, 2, 0.01).tolist() == [0.01, 0.01, 0.5, 0.5]
+    assert held_rates(0.5, 3, 0, 0.01).tolist() == [0.5, 0.5, 0.5]
+
+
+def test_schedule_rates_follow_their_definitions():
+    config = StressConfig()
+    eta, warm = config.learning_rate, warmup_for(config.steps)
+    assert np.all(schedule_rates(("constant", 0), config) == eta)
+    held = schedule_rates(("held", 5), config)
+    assert np.allclose(held[:5], eta / warm) and np.all(held[5:] == eta)
+    linear = schedule_rates(("linear", 20), config)
+    assert np.allclose(linear, [eta * min(1, s / 20) for s in range(1, config.steps + 1)])
+
+
+@pytest.mark.parametrize("schedule", [("cosine", 5), ("held", 0), ("linear", 500), ("constant", 3)])
+def test_schedule_rates_reject_bad_schedules_naming_them(schedule):
+    with pytest.raises(ValueError, match="^schedule"):
+        schedule_rates(schedule, StressConfig())
+
+
+def test_schedule_losses_reject_repeated_or_no_schedules():
+    for schedules in ([], [("held", 1), ("held", 1)]):
+        with pytest.raises(ValueError, match="^schedules"):
+            schedule_losses(schedules, [0], TINY)
+
+
+def test_constant_and_linear_runs_are_the_stress_tests_own():
+    """The article's Post-LN runs (constant rate; linear warmup of two thirds of the run) trained by
+    ``train`` from the same seed and batches give the same losses."""
+    warm = warmup_for(TINY.steps)
+    mine = schedule_losses([("constant", 0), ("linear", warm)], [TINY.seed], TINY)
+    runs = {r.spec.name: r for r in train(TINY, device="cpu").runs}
+    post, post_warm = (runs[spec.name].loss for spec in default_runs(TINY)[1:])
+    assert np.allclose(mine[("constant", 0)][0], post, rtol=1e-5)
+    assert np.allclose(mine[("linear", warm)][0], post_warm, rtol=1e-5)
+
+
+def test_rows_round_trip_through_csv_and_summarise(tmp_path):
+    rows = schedule_rows([0, 1], [("constant", 0), ("held", 1)], TINY)
+    assert len(rows) == 2 * 2 * TINY.steps
+    write_schedule_csv(rows, tmp_path / "s.csv")
+    back = read_schedule_csv(tmp_path / "s.csv")
+    seeds, losses = summarise(back)
+    assert seeds == [0, 1] and list(losses) == [("constant", 0), ("held", 1)]
+    assert np.allclose(losses[("held", 1)][1], [r["loss"] for r in rows if r["k"] == 1 and r["seed"] == 1])
+    with pytest.raises(ValueError, match="^rows"):
+        summarise(back[:-1])
+
+
+def test_learns_needs_every_run_finite_and_below_the_threshold():
+    assert learns([0.01, 0.05], 0.1)
+    assert not learns([0.01, 0.2], 0.1)
+    assert not learns([0.01, float("nan")], 0.1)
+    assert not learns([], 0.1)
+
+
+def test_stored_schedules_cover_the_grid_and_the_constant_rate_matches_the_deepnorm_runs():
+    """Every schedule of the grid for every seed and step; the constant-rate runs are the stored
+    DeepNorm table's plain Post-LN runs (same model, seeds and batches), trained at another time."""
+    from lnworked.stress.committed import committed_deepnorm, committed_warmup_schedules
+    from lnworked.stress.deepnorm import summarise as summarise_deepnorm
+
+    seeds, losses = summarise(committed_warmup_schedules()[0])
+    assert set(losses) == set(GRID)
+    assert all(v.shape == (len(seeds), StressConfig().steps) for v in losses.values())
+    deepnorm = summarise_deepnorm(committed_deepnorm()[0])["Post-LN"]
+    assert deepnorm["seeds"] == seeds
+    assert np.allclose(losses[("constant", 0)][:, :5], deepnorm["loss"][:, :5], rtol=1e-4)
+
+
+@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
+def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds):
+    from lnworked.cli import main
+
+    assert main(["stress", "warmup-schedules", "--seeds", *seeds, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
+    assert not (tmp_path / "warmup-schedules.csv").exists()
