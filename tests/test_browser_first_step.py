@@ -69,7 +69,7 @@ def _mean_by_hand(controls: dict) -> dict:
         assert sorted(r["seed"] for r in at) == seeds
         shares = [(r["loss_after"] - r["loss"]) / (t * rate * r["slope"]) for r in at]
         percent = round(100 * sum(shares) / len(shares), 1) + 0.0  # the readout never says "-0.0 %"
-        out[f"{short}-delivered"] = f"{percent:.1f} %"
+        out[f"{short}-delivered"] = f"{percent:.1f}\u00a0%"
         out[f"{short}-safe"] = math.exp(sum(math.log(safe[(placement, layers, s)]) for s in seeds) / len(seeds))
     return out
 

@@ -95,10 +95,10 @@ def test_format_readout():
 
 def test_format_percent():
     # one decimal of a percentage; a share that rounds to zero from below reads 0.0 %, not -0.0 %
-    assert explore.format_percent(0.12634) == "12.6 %"
-    assert explore.format_percent(1.0) == "100.0 %"
-    assert explore.format_percent(-0.0004) == "0.0 %"
-    assert explore.format_percent(-0.25) == "-25.0 %"
+    assert explore.format_percent(0.12634) == "12.6\u00a0%"
+    assert explore.format_percent(1.0) == "100.0\u00a0%"
+    assert explore.format_percent(-0.0004) == "0.0\u00a0%"
+    assert explore.format_percent(-0.25) == "-25.0\u00a0%"
 
 
 def test_layer_norm_outputs_match_the_library():

@@ -192,7 +192,7 @@ def test_explorer_readouts_are_the_rows_by_hand(stored, index, seed, which):
         rho, relative, delivered = _by_hand(rows, placement, at, seed, rate)
         assert float(shown[f"{prefix}-rho"]) == pytest.approx(rho, rel=5e-3)
         assert float(shown[f"{prefix}-relative"]) == pytest.approx(relative, rel=5e-3)
-        assert shown[f"{prefix}-delivered"] == f"{100 * delivered:.1f} %"
+        assert shown[f"{prefix}-delivered"] == f"{100 * delivered:.1f}\u00a0%"
     assert shown["post-delivered"] in shown["sentence"] and f"{kappa:.3g}" in shown["sentence"]
 
 

@@ -294,11 +294,11 @@ def test_deepnorm_readouts_are_the_runs_and_average_to_the_sections_table():
             if shares.size:
                 assert shown["branch-share"] == format_readout(shares.mean())
                 share = delta[0] / _by_hand(rows, variant, seed, "linear_delta_loss")[0]
-                assert shown["delivered"] == f"{round(100 * share, 1) + 0.0:.1f} %"  # the book's unit
+                assert shown["delivered"] == f"{round(100 * share, 1) + 0.0:.1f}\u00a0%"  # the book's unit
             else:
                 assert shown["branch-share"].startswith("not measured") and shown["delivered"].startswith("not")
             texts.append(shown)
-        mean = {k: np.mean([float(t[k].removesuffix(" %")) for t in texts])
+        mean = {k: np.mean([float(t[k].removesuffix("\u00a0%")) for t in texts])
                 for k in ("final-loss", "branch-share", "delivered") if not texts[0][k].startswith("not")}
         # the readouts show 3 significant digits (format_readout): their mean is within half a unit of the third
         assert mean["final-loss"] == pytest.approx(row["final_loss"], rel=5e-3)

@@ -274,7 +274,7 @@ def test_explorer_readouts_are_the_rows_by_hand(stored):
         shown = first_step_readouts(curves, safe, layers, seed, rate, t)
         for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
             share, relative, _ = _by_hand(rows, placement, layers, seed, rate, t)
-            assert shown[f"{short}-delivered"] == f"{100 * share:.1f} %"
+            assert shown[f"{short}-delivered"] == f"{100 * share:.1f}\u00a0%"
             assert float(shown[f"{short}-relative"]) == pytest.approx(relative, rel=5e-3)
             if math.isinf(safe[(placement, layers, seed)]):  # 1 block: every stored step delivers half
                 assert shown[f"{short}-safe"].startswith(f"above {RATES[-1]:.3g} ")
@@ -303,9 +303,9 @@ def test_explorer_mean_of_seeds_is_the_chapters_averages_by_hand(stored):
         shown = first_step_readouts(curves, safe, layers, MEAN_OF_SEEDS, rate, t)
         for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
             share, relative, _, safe_mean = _mean_by_hand(rows, placement, layers, rate, t)
-            assert shown[f"{short}-delivered"] == f"{100 * share:.1f} %"
+            assert shown[f"{short}-delivered"] == f"{100 * share:.1f}\u00a0%"
             if t == 1.0:  # the chapter's glue: full_step_shares(...).mean()
-                assert shown[f"{short}-delivered"] == f"{100 * full_step_shares(curves, placement, layers, rate).mean():.1f} %"
+                assert shown[f"{short}-delivered"] == f"{100 * full_step_shares(curves, placement, layers, rate).mean():.1f}\u00a0%"
             assert float(shown[f"{short}-relative"]) == pytest.approx(relative, rel=5e-3)
             assert float(shown[f"{short}-safe"]) == pytest.approx(safe_mean, rel=5e-3)
             one = first_step_readouts(curves, safe, layers, FIRST_STEP_SEEDS[0], rate, t)

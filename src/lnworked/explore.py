@@ -193,9 +193,10 @@ def format_readout(value) -> str:
 
 
 def format_percent(fraction) -> str:
-    """A share as a readout: ``100 * fraction`` to one decimal with " %" ("0.0 %", never "-0.0 %")."""
+    """A share as a readout: ``100 * fraction`` to one decimal, then a no-break space and "%" (so a
+    narrow table cell never wraps the sign away from its number): "0.0 %", never "-0.0 %"."""
     percent = round(100 * float(fraction), 1) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return f"{percent:.1f} %"
+    return f"{percent:.1f}\u00a0%"
 
 
 def _key(value) -> str:
@@ -833,7 +834,6 @@ _STYLE = """<style>
 .lnw-explorer table.lnw-table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}
 .lnw-explorer table.lnw-table th,.lnw-explorer table.lnw-table td{padding:.15em .6em;text-align:right;border-bottom:1px solid rgba(128,128,128,.3)}
 .lnw-explorer table.lnw-table th:first-child{text-align:left}
-.lnw-explorer table.lnw-table td{white-space:nowrap}
 </style>"""
 
 
