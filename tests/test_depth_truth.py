@@ -12,7 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from lnworked.backward_gains import backward_gains, gradient_depth_table, post_ln_gain_split
+from lnworked.backward_gains import (backward_gains, gradient_depth_table, post_ln_gain_split,
+                                     random_direction_gains, removed_share)
 from lnworked.random_stack import stack_profile, stack_sublayers
 from lnworked.residual_writes import write_ratios
 
@@ -110,3 +111,81 @@ def test_write_ratios_rejects_deepnorm_and_empty_seeds():
         write_ratios("pre", layers=4, seeds=[])
     with pytest.raises(ValueError):
         backward_gains("pre", layers=4, seeds=[])
+
+
+def test_norm_gain_is_the_kept_share_over_sigma():
+    """J_N is (1/sigma) times the projection that drops 1 and the norm input's direction, so the
+    norm's gain is sqrt(1 - removed share) / sigma: two routes to one number."""
+    split = post_ln_gain_split(layers=12, seeds=range(3))
+    share = split["removed_share"]
+    assert share.shape == split["norm_gain"].shape
+    assert np.all((share >= 0) & (share <= 1))
+    np.testing.assert_allclose(split["share_ones"] + split["share_xhat"], share, rtol=1e-12)
+    np.testing.assert_allclose(np.sqrt(1 - share) / split["sigma"], split["norm_gain"], rtol=1e-6)
+
+
+def test_removed_share_of_random_directions_is_two_over_d():
+    rng = np.random.default_rng(0)
+    d = 16
+    z = rng.normal(size=d)
+    shares = [removed_share(rng.normal(size=d), z) for _ in range(4000)]
+    assert np.mean(shares) == pytest.approx(2 / d, rel=0.05)
+    # a gradient along 1 or along the centred input is removed whole; one orthogonal to both is kept
+    assert removed_share(np.ones(d), z) == pytest.approx(1)
+    assert removed_share(z - z.mean(), z) == pytest.approx(1)
+    kept = rng.normal(size=d)
+    basis = np.stack([np.ones(d) / 4, (z - z.mean()) / np.linalg.norm(z - z.mean())])
+    kept -= basis.T @ (basis @ kept)
+    assert removed_share(kept, z) == pytest.approx(0, abs=1e-12)
+    with pytest.raises(ValueError, match="g, z"):
+        removed_share(np.ones(3), np.ones(3))
+
+
+def test_the_gradient_from_above_avoids_the_removed_directions():
+    """Below a Post-LN block's output sits another norm: the gradient arriving at a block has far
+    less in the removed directions than a random one (2/d), except at the top block, whose
+    gradient is the random readout. The norm above is the cause: <g, x> = <h, J_F x - F(x)>."""
+    split = post_ln_gain_split(layers=24, seeds=SEEDS)
+    share = split["removed_share"]
+    below_top, top = share[:, :-1], share[:, -1]
+    assert below_top.mean() < (2 / 16) / 3
+    assert top.mean() > below_top.mean() * 3
+    # most of the difference is along the output's own direction, which the norm above ignores
+    assert split["share_xhat"][:, :-1].mean() < split["share_ones"][:, :-1].mean() / 3
+    assert split["share_xhat"][:, -1].mean() > split["share_xhat"][:, :-1].mean() * 10
+    # the identity behind it, on one stack: the gradient at block l's output x against x itself
+    from lnworked.norms import layer_norm, layer_norm_jacobian
+    x, readout, sublayers = stack_sublayers("post", 6, seed=1)
+    outputs, sums = [], []
+    for sublayer in sublayers:
+        z = x + sublayer(x)
+        x = layer_norm(z)
+        sums.append(z)
+        outputs.append(x)
+    g = readout
+    for block in range(5, 0, -1):  # carry g down through block `block` (0-based) to its input
+        h = layer_norm_jacobian(sums[block]).T @ g
+        x_in = outputs[block - 1]
+        sub = sublayers[block]
+        g = (np.eye(16) + sub.jacobian(x_in)).T @ h
+        # up to eps: J_N^T g is orthogonal to 1 exactly and to the centred sum up to eps
+        assert g @ x_in == pytest.approx(h @ (sub.jacobian(x_in) @ x_in - sub(x_in)), rel=1e-3)
+
+
+def test_random_directions_give_the_rms_gain_and_less_than_the_real_gradient():
+    from lnworked.blocks import rms_gain
+    from lnworked.placements import variant_spec
+    gains = random_direction_gains("post", layers=12, seeds=range(2), directions=400)
+    assert gains.shape == (2, 12, 400)
+    spec = variant_spec("post")
+    x, _, sublayers = stack_sublayers("post", 12, seed=0)
+    for block, sublayer in enumerate(sublayers):
+        sv = np.linalg.svd(spec.jacobian(x, sublayer, 12), compute_uv=False)
+        # Monte Carlo over directions against the singular values: E ||J^T r||^2 = mean s_i^2
+        assert np.sqrt(np.mean(gains[0, block] ** 2)) == pytest.approx(rms_gain(sv), rel=0.08)
+        x = spec.block(x, sublayer, 12)
+    real = backward_gains("post", layers=48, seeds=range(4))["geometric_mean"]
+    fresh = np.exp(np.log(random_direction_gains("post", layers=48, seeds=range(4))).mean())
+    assert fresh < real
+    with pytest.raises(ValueError, match="directions"):
+        random_direction_gains("post", layers=4, seeds=[0], directions=0)

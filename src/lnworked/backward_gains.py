@@ -23,8 +23,10 @@ from lnworked.blocks import _norm
 from lnworked.norms import DEFAULT_EPS
 from lnworked.placements import _check_scale, final_norm_jacobian, variant_spec
 from lnworked.random_stack import seed_spread, stack_sublayers
+from lnworked.validation import check_int
 
-__all__ = ["gradient_depth_table", "backward_gains", "post_ln_gain_split"]
+__all__ = ["gradient_depth_table", "backward_gains", "post_ln_gain_split", "removed_share",
+           "removed_shares", "random_direction_gains"]
 
 
 def gradient_depth_table(variants=("post", "pre"), depths=(6, 12, 24, 48, 96), seeds=range(8),
@@ -109,6 +111,16 @@ def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch
     ``branch_gain``, ``gain``, ``write_ratio`` (``||F_l(x_l)|| / ||x_l||``), each of shape
     ``(seeds, layers)``, and the geometric mean of each under ``mean_<name>``.
 
+    Also ``removed_share`` (same shape, no mean; its parts ``share_ones`` and ``share_xhat``, see
+    :func:`removed_shares`): the share of ``||g||^2`` that lies in the two
+    directions ``J_N(z_l)`` removes, ``1`` and the centred norm input ``u = (z_l - mu) / ||z_l - mu||``::
+
+        removed_share = ((g . 1)^2 / d + (g . u)^2) / ||g||^2,
+        norm_gain     = sqrt(1 - removed_share) / sigma_l        (up to eps)
+
+    since ``J_N`` is ``1/sigma`` times the projection that drops those two directions. A gradient
+    in a random direction has ``removed_share = 2/d`` on average.
+
     ``write_bias = b > 0`` gives every sublayer an output bias ``b2 = b u``, with ``u`` a fixed
     random vector of unit RMS (from ``default_rng((seed, 2))``): a write ``F(x) = F_0(x) + b u``
     that is large although its Jacobian ``J_F`` is unchanged (a bias has no derivative), the
@@ -117,6 +129,7 @@ def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch
     write_bias = _check_scale(write_bias, "write_bias")
     normalize, jacobian = _norm("layer")
     out = {key: [] for key in ("sigma", "norm_gain", "branch_gain", "gain", "write_ratio")}
+    removed = []
     for seed in seeds:
         x, readout, sublayers = stack_sublayers("post", layers, width, seed, branch_scale)
         if write_bias:
@@ -129,7 +142,7 @@ def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch
             z = x + write
             cache.append((x, z, sublayer, float(np.linalg.norm(write) / np.linalg.norm(x))))
             x = normalize(z, eps=eps)
-        rows = []
+        rows, shares = [], []
         g = readout
         for x_l, z, sublayer, ratio in reversed(cache):
             h = jacobian(z, eps=eps).T @ g
@@ -137,12 +150,68 @@ def post_ln_gain_split(layers: int = 48, seeds=range(8), width: int = 16, branch
             norm_g, norm_h, norm_new = (float(np.linalg.norm(v)) for v in (g, h, new))
             rows.append((math.sqrt(float(np.var(z)) + eps), norm_h / norm_g, norm_new / norm_h,
                          norm_new / norm_g, ratio))
+            shares.append(removed_shares(g, z))
             g = new
         for key, column in zip(out, zip(*rows[::-1])):
             out[key].append(column)
+        removed.append(shares[::-1])  # (layers, 2): along 1, along u
     if not out["gain"]:
         raise ValueError("seeds: need at least one seed")
     result = {key: np.asarray(value) for key, value in out.items()}
     for key in list(result):
         result[f"mean_{key}"] = float(np.exp(np.log(result[key]).mean()))
+    removed = np.asarray(removed)
+    result["share_ones"], result["share_xhat"] = removed[..., 0], removed[..., 1]
+    result["removed_share"] = removed.sum(axis=-1)
     return result
+
+
+def removed_share(g, z) -> float:
+    """The share of ``||g||^2`` in the two directions LayerNorm's Jacobian ``J_N(z)`` removes::
+
+        ((g . 1)^2 / d + (g . u)^2) / ||g||^2,    u = (z - mean(z)) / ||z - mean(z)||
+
+    (``1 / sqrt(d)`` and ``u`` are orthonormal, since ``u`` has mean zero). A random direction
+    gives ``2/d`` on average. The sum of :func:`removed_shares`."""
+    return sum(removed_shares(g, z))
+
+
+def removed_shares(g, z) -> tuple[float, float]:
+    """:func:`removed_share` in its two parts: ``((g . 1)^2 / (d ||g||^2), (g . u)^2 / ||g||^2)``,
+    along ``1`` and along the centred input ``u``; ``1/d`` each for a random direction."""
+    g, z = np.asarray(g, dtype=float), np.asarray(z, dtype=float)
+    if g.ndim != 1 or g.shape != z.shape or g.size < 2:
+        raise ValueError(f"g, z: need two vectors of the same width >= 2, got shapes {g.shape} and {z.shape}")
+    centred = z - z.mean()
+    if not np.any(centred) or not np.any(g):
+        raise ValueError("g, z: need a non-zero g and a z that is not constant")
+    u = centred / np.linalg.norm(centred)
+    return float(g.sum() ** 2 / g.size / (g @ g)), float((g @ u) ** 2 / (g @ g))
+
+
+def random_direction_gains(variant, layers: int = 48, seeds=range(8), width: int = 16,
+                           branch_scale: float = 1.0, directions: int = 16) -> np.ndarray:
+    """Each block's gain for gradients in random directions instead of the one from above.
+
+    For every block ``l`` of :func:`backward_gains`' stacks, ``directions`` unit vectors ``r``
+    drawn uniformly (from ``default_rng((seed, 3))``) give ``||J_l^T r||``; the root mean square
+    of these is the block's RMS gain ``||J_l||_F / sqrt(d)`` of chapter 2. Returns the gains,
+    shape ``(seeds, layers, directions)``, block 1 first.
+    """
+    spec = variant_spec(variant)
+    directions = check_int(directions, "directions", minimum=1)
+    out = []
+    for seed in seeds:
+        x, _, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+        rng = np.random.default_rng((seed, 3))
+        rows = []
+        for sublayer in sublayers:
+            jacobian = spec.jacobian(x, sublayer, len(sublayers))
+            r = rng.normal(size=(directions, x.shape[-1]))
+            r /= np.linalg.norm(r, axis=1, keepdims=True)
+            rows.append(np.linalg.norm(r @ jacobian, axis=1))  # row i is (J^T r_i)^T
+            x = spec.block(x, sublayer, len(sublayers))
+        out.append(rows)
+    if not out:
+        raise ValueError("seeds: need at least one seed")
+    return np.asarray(out)
