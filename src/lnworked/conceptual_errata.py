@@ -369,7 +369,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
     (dict(id="004-ex6-bounded", title='√L growth is not bounded', source="004", verdict="wrong",
           chapter="chapters/04_forward_scale",
           location="Ex 6, the Verify line",
-          quote="Growth is ∝ √N [root sign lost in extraction], bounded and predictable — not the exponential "
+          quote="Growth is ∝ √N [the source prints ∝ N, its root sign missing], bounded and predictable — not the exponential "
                 "blow-up a naive reader might forecast.",
           check="√L has no upper bound: √10,000 = {std_10000} and √1,000,000 = {std_1e6}.",
           truth="√L is slow, not bounded: {std_96} at 96 independent unit-variance writes. The law itself holds "

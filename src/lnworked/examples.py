@@ -525,7 +525,7 @@ def ex2_pre_ln_forward() -> Example:
          Q("out_mean", "mean of the output", float(np.mean(out)), r"\operatorname{mean}(x_{\text{out}})",
            "x̃ has mean 0, so the stream keeps its mean.")],
         ["out"],
-        note=f"The source text's \"σ = 5\" and \"/5\" are √5 ≈ {math.sqrt(5):.7f} with the root sign lost in extraction; "
+        note=f"The source text writes \"σ = 5\" and \"/5\" where it means √5 ≈ {math.sqrt(5):.7f}; "
              "its decimals use √5 and are right.",
     )
 
@@ -553,7 +553,7 @@ def ex3_degenerate() -> Example:
          Q("out", "LN(x) with ε = 1e-5", out, r"(x - \mu)/\sqrt{\sigma^2 + \varepsilon}",
            "A zero numerator over a small positive denominator is zero.", stated=("0", "0", "0", "0"))],
         ["out"],
-        note="The source text's \"0 + $10^{-5}$ ≈ 0.00316\" means $\\sqrt{0 + 10^{-5}}$, its root sign lost in extraction.",
+        note="The source text writes \"0 + $10^{-5}$ ≈ 0.00316\" where it means $\\sqrt{0 + 10^{-5}}$.",
     )
 
 
@@ -694,7 +694,7 @@ def ex8_exam_twist() -> Example:
            "Scale by γ, then shift by β.", stated=("-1.6833", "0.1056", "1.8944", "3.6833")),
          *_output_stats(out)],
         ["out"],
-        note="The source text's \"σ = 5\" and \"/5\" are √5, root sign lost in extraction.",
+        note="The source text writes \"σ = 5\" and \"/5\" where it means √5; its decimals use √5 and are right.",
     )
 
 

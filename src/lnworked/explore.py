@@ -504,8 +504,8 @@ def _depth_table(readouts: dict) -> str:
     return _rows_table((
         ("Post-LN fᴸ at depth L", "post", readouts["post"]),
         ("Pre-LN (1 + F′)ᴸ at depth L", "pre", readouts["pre"]),
-        (f"Post-LN falls under {_key(BELOW_THRESHOLD)} at depth", "post-depth-below", readouts["post-depth-below"]),
-        (f"Pre-LN falls under {_key(BELOW_THRESHOLD)} at depth", "pre-depth-below", readouts["pre-depth-below"]),
+        (f"depth where Post-LN first falls under {_key(BELOW_THRESHOLD)}", "post-depth-below", readouts["post-depth-below"]),
+        (f"depth where Pre-LN first falls under {_key(BELOW_THRESHOLD)}", "pre-depth-below", readouts["pre-depth-below"]),
     ))
 
 
