@@ -110,7 +110,7 @@ def curves_figure(result: StressResult, with_article: bool = True):
         if with_article and theirs is not None and len(theirs.loss) == result.config.steps:
             steps = np.arange(1, len(theirs.loss) + 1)
             for ax, values in ((ax_loss, theirs.loss), (ax_norm, theirs.gradient_norm)):
-                ax.plot(steps, values, color=color, linewidth=1, linestyle="--", alpha=0.6)
+                ax.plot(steps, values, color=color, linewidth=1.4, linestyle="--", alpha=0.85)
     for ax, title, ylabel in (
         (ax_loss, "Training loss", "cross-entropy loss"),
         (ax_norm, "Global gradient norm", "gradient norm"),
@@ -122,7 +122,7 @@ def curves_figure(result: StressResult, with_article: bool = True):
         ax.tick_params(which="both", labelsize=PHONE_FONT["tick"])
     handles, names = ax_norm.get_legend_handles_labels()
     if with_article:
-        (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1)
+        (dashed,) = ax_norm.plot([], [], color="grey", linestyle="--", linewidth=1.4)
         handles, names = [*handles, dashed], [*names, "the article's runs (dashed)"]
     ax_norm.legend(handles, names, fontsize=PHONE_FONT["legend"] + 1, frameon=False, ncol=1,
                    loc="upper center", bbox_to_anchor=(0.5, -0.22), handlelength=1.6)
