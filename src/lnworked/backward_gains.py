@@ -50,6 +50,17 @@ def gradient_depth_table(variants=("post", "pre"), depths=(6, 12, 24, 48, 96), s
     return rows
 
 
+def _stack_jacobians(spec, layers, width, seed, branch_scale):
+    """One seeded stack's block Jacobians ``J_1 .. J_L`` (block 1 first), its readout ``w`` and its
+    output stream ``x_L``."""
+    x, readout, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+    jacobians = []
+    for sublayer in sublayers:
+        jacobians.append(spec.jacobian(x, sublayer, len(sublayers)))
+        x = spec.block(x, sublayer, len(sublayers))
+    return jacobians, readout, x
+
+
 def backward_gains(variant, layers: int = 48, seeds=range(8), width: int = 16, branch_scale: float = 1.0) -> dict:
     """How much each block of :func:`stack_profile`'s stack scales the backward gradient.
 
@@ -67,12 +78,7 @@ def backward_gains(variant, layers: int = 48, seeds=range(8), width: int = 16, b
     spec = variant_spec(variant)
     gains = []
     for seed in seeds:
-        x, readout, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
-        layers_ = len(sublayers)
-        jacobians = []
-        for sublayer in sublayers:
-            jacobians.append(spec.jacobian(x, sublayer, layers_))
-            x = spec.block(x, sublayer, layers_)
+        jacobians, readout, x = _stack_jacobians(spec, layers, width, seed, branch_scale)
         g = final_norm_jacobian(x, spec.final).T @ readout if spec.final else readout
         row = []
         for jacobian in reversed(jacobians):
@@ -202,15 +208,13 @@ def random_direction_gains(variant, layers: int = 48, seeds=range(8), width: int
     directions = check_int(directions, "directions", minimum=1)
     out = []
     for seed in seeds:
-        x, _, sublayers = stack_sublayers(spec, layers, width, seed, branch_scale)
+        jacobians, _, x = _stack_jacobians(spec, layers, width, seed, branch_scale)
         rng = np.random.default_rng((seed, 3))
         rows = []
-        for sublayer in sublayers:
-            jacobian = spec.jacobian(x, sublayer, len(sublayers))
+        for jacobian in jacobians:
             r = rng.normal(size=(directions, x.shape[-1]))
             r /= np.linalg.norm(r, axis=1, keepdims=True)
             rows.append(np.linalg.norm(r @ jacobian, axis=1))  # row i is (J^T r_i)^T
-            x = spec.block(x, sublayer, len(sublayers))
         out.append(rows)
     if not out:
         raise ValueError("seeds: need at least one seed")
