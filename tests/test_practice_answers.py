@@ -212,6 +212,17 @@ def test_tolerance_is_relative_with_an_absolute_floor():
     assert not check_answer(vec, "(100, 0.11)").correct
 
 
+def test_a_wrong_verdict_does_not_give_the_answer_away():
+    """A relative tolerance printed as a number (0.1 % of 4.47 is 0.00447) tells the reader the answer's size."""
+    answer = Answer("number", 4.47213595, rel=1e-3, abs=1e-6)
+    verdict = check_answer(answer, "3")
+    assert not verdict.correct and "tolerance" in verdict.message
+    assert format(answer.tolerance(), ".3g") not in verdict.message and "4.47" not in verdict.message
+    vec = check_answer(Answer("vector", (4.47213595, 1.0)), "(3, 1)")
+    assert not vec.correct and "entry 1" in vec.message
+    assert format(Answer("vector", (4.47213595, 1.0)).tolerance(), ".3g") not in vec.message
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False).filter(lambda v: v == 0 or abs(v) > 1e-12))
 def test_shown_numbers_parse_within_tolerance(value):

@@ -388,8 +388,9 @@
                        " entries (use '.' for decimals)", value);
       }
       var good = Math.abs(value - answer.value) <= tol;
-      return verdict(good, good ? "correct" : "wrong: " + formatG(value, 6) + " is not within " +
-                     formatG(tol, 3) + " of the answer", value);
+      // the tolerance is not printed: a relative one would give the answer's size away
+      return verdict(good, good ? "correct" : "wrong: " + formatG(value, 6) +
+                     " is not within the problem's tolerance of the answer", value);
     }
     var expected = answer.value;
     if (!Array.isArray(value)) {
@@ -403,7 +404,7 @@
       if (Math.abs(value[i] - expected[i]) > tol) { off.push(i + 1); }
     }
     if (off.length) {
-      return verdict(false, "wrong: entry " + off.join(", ") + " not within " + formatG(tol, 3) + " of the answer", value);
+      return verdict(false, "wrong: entry " + off.join(", ") + " not within the problem's tolerance of the answer", value);
     }
     return verdict(true, "correct", value);
   }

@@ -339,7 +339,9 @@ def check_answer(answer: Answer, text) -> Verdict:
                 False, f"expected one number, got a vector of {len(value)} entries (use '.' for decimals)", value
             )
         ok = abs(value - answer.value) <= tol
-        return Verdict(ok, "correct" if ok else f"wrong: {value:.6g} is not within {tol:.3g} of the answer", value)
+        # the tolerance is not printed: a relative one would give the answer's size away
+        return Verdict(ok, "correct" if ok else f"wrong: {value:.6g} is not within the problem's tolerance of the answer",
+                       value)
     expected = answer.value
     if not isinstance(value, tuple):
         return Verdict(False, f"expected a vector of {len(expected)} entries, got one number", value)
@@ -348,5 +350,5 @@ def check_answer(answer: Answer, text) -> Verdict:
     off = [i + 1 for i, (g, r) in enumerate(zip(value, expected)) if abs(g - r) > tol]
     if off:
         entries = ", ".join(map(str, off))
-        return Verdict(False, f"wrong: entry {entries} not within {tol:.3g} of the answer", value)
+        return Verdict(False, f"wrong: entry {entries} not within the problem's tolerance of the answer", value)
     return Verdict(True, "correct", value)
