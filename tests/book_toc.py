@@ -11,9 +11,11 @@ BOOK = ROOT / "book"
 
 
 def toc_files() -> list[str]:
-    """Every page of the table of contents, root first, as paths relative to ``book/`` without suffix."""
+    """Every page of the table of contents, root first, as paths relative to ``book/`` without suffix;
+    a chapter's section pages follow the chapter."""
     toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
     files = [toc["root"]]
     for part in toc["parts"]:
-        files += [chapter["file"] for chapter in part["chapters"]]
+        for chapter in part["chapters"]:
+            files += [chapter["file"]] + [section["file"] for section in chapter.get("sections", [])]
     return files

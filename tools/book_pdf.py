@@ -84,7 +84,9 @@ def toc_pages(book: Path = BOOK) -> list[Page]:
     toc = yaml.safe_load((book / "_toc.yml").read_text(encoding="utf-8"))
     pages = [Page(toc["root"], None)]
     for part in toc.get("parts", []):
-        pages += [Page(chapter["file"], part.get("caption")) for chapter in part["chapters"]]
+        for chapter in part["chapters"]:  # a chapter's section pages follow it
+            pages += [Page(entry["file"], part.get("caption"))
+                      for entry in [chapter, *chapter.get("sections", [])]]
     return pages
 
 

@@ -355,7 +355,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "differs is how far AdamW's first update moves Post-LN's output ([the answer](#ch5w-answer)).",
           cites=("xiong2020layer",)), _post_ln_backward_at_init),
     (dict(id="004-ex5-highway", title='The "+1" is not a factor of at least 1', source="004", verdict="misleading",
-          chapter="chapters/03_gradients_through_depth",
+          chapter="chapters/03_scalar_toy", section="ch3-highway",
           location="Ex 5, the Pre-LN steps",
           quote="The 1 is the highway (the straight orange arrow in figure s01) — it cannot be multiplied away. … "
                 "Because each is ≥ 1, the signal survives depth.",
@@ -379,7 +379,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "growing far faster than that with depth during training, and links Pre-LN to massive activations).",
           cites=("kim2025periln",)), _unbounded),
     (dict(id="004-ex7-toy-depth", title="0.65⁹⁶ is the toy's number, not a real stack's", source="004",
-          verdict="misleading", chapter="chapters/03_gradients_through_depth",
+          verdict="misleading", chapter="chapters/03_scalar_toy", section="ch3-ninety-six",
           location="Ex 7, steps 1 and 2",
           quote="Over 96 layers a per-layer factor 0.65 gives 0.65⁹⁶ ≈ 1.9 × 10⁻¹⁸ — effectively zero gradient in "
                 "early layers. … A per-layer factor ≥ 1 keeps early-layer gradients alive across all 96 layers.",
