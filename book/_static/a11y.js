@@ -7,6 +7,8 @@
  * - The colour-mode button is named "Color mode" while Font Awesome turns its three icons
  *   into <svg role="img"> titled "Light", "Dark", "System Settings": the icons become
  *   decorative and the button's name says the mode it is in ("Color mode: dark").
+ * - A chapter with section pages gets a sidebar toggle, <summary> holding only a chevron icon,
+ *   so it has no name (axe "summary-name"): it is named "Sections of" and the chapter's title.
  * Font Awesome swaps its <i> icons for <svg> after load, so the fix reruns on every change.
  */
 (function () {
@@ -19,6 +21,11 @@
     });
     document.querySelectorAll(".search-button__kbd-shortcut").forEach(function (hint) {
       hint.setAttribute("aria-hidden", "true");
+    });
+    document.querySelectorAll(".has-children > details > summary").forEach(function (toggle) {
+      var link = toggle.parentElement.parentElement.querySelector(":scope > a");
+      var name = "Sections of " + (link ? link.textContent.trim() : "this chapter");
+      if (toggle.getAttribute("aria-label") !== name) { toggle.setAttribute("aria-label", name); }
     });
     var mode = document.documentElement.dataset.mode;
     document.querySelectorAll(".theme-switch-button").forEach(function (button) {
