@@ -323,3 +323,29 @@ def test_zoom_labels_warmups_first_step_clear_of_the_curves(first_t, written):
         points = bottom.transData.transform(np.column_stack([dense, np.interp(dense, x, y)]))
         inside = (box.x0 <= points[:, 0]) & (points[:, 0] <= box.x1) & (box.y0 <= points[:, 1]) & (points[:, 1] <= box.y1)
         assert not inside.any(), line.get_label()
+
+
+def test_promise_schematic_draws_the_share_it_labels():
+    """The sketch of one step: the tangent ends at -1 (the promise), the loss curve at -(1 - bend) (the
+    delivered drop), and the dashed line sits where the curve over the tangent, computed here from the
+    drawn points, falls to one half; a bend outside (1/2, 1) is refused."""
+    from lnworked.stress.warmup_figures import promise_schematic
+
+    bend = 0.7
+    fig = promise_schematic(bend)
+    ax = fig.axes[0]
+    tangent, loss = (line for line in ax.get_lines() if line.get_label() in
+                     ("tangent (the promise)", "loss (what is delivered)"))
+    t, promised = tangent.get_data()
+    _, delivered = loss.get_data()
+    assert promised[-1] == pytest.approx(-1) and delivered[-1] == pytest.approx(-(1 - bend))
+    share = delivered[1:] / promised[1:]
+    crossing = t[1:][np.argmin(np.abs(share - 0.5))]
+    (half_line,) = [line for line in ax.get_lines() if line.get_gid() == "share one half"]
+    assert half_line.get_xdata()[0] == pytest.approx(crossing, abs=0.01)
+    texts = {text.get_text() for text in ax.texts}
+    assert {"promise", "delivered"} <= texts and any("safe rate" in text for text in texts)
+    assert all(text.get_fontsize() >= FONT_390["legend"] for text in ax.texts if text.get_text())
+    for bad in (0.4, 1.0):
+        with pytest.raises(ValueError, match=r"^bend:"):
+            promise_schematic(bad)
