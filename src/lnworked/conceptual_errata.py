@@ -97,18 +97,19 @@ def _spread(layers: int) -> dict:
     A separate ``layers``-block random stack per seed (seeds 0 .. 7, width 16), its per-block
     gains from :func:`backward_gains` multiplied out by :func:`gradient_norm_profile`: the
     computation of chapter 3's table (``explore.random_stack_gains`` is the same call), so an
-    erratum quotes the table's own number.
+    erratum quotes the table's own statistic, the typical value (the geometric mean over seeds,
+    ``exp(mean(log ratio))``), and its range.
     """
     ratios = np.array([gradient_norm_profile(row)[0] for row in backward_gains("post", layers)["gain"]])
-    median = float(np.median(ratios))
-    return {"median": median, "per_layer": median ** (1 / layers),
+    typical = float(np.exp(np.mean(np.log(ratios))))
+    return {"typical": typical, "per_layer": typical ** (1 / layers),
             "min": float(ratios.min()), "max": float(ratios.max())}
 
 
 def _eigenvalue_products() -> dict:
     spread = _spread(24)
     a = np.array([[0.0, 2.0], [0.0, 0.0]])
-    return {"median_24": spread["median"], "per_layer_24": spread["per_layer"], "toy_24": gradient_factor(0.6, 24),
+    return {"typical_24": spread["typical"], "per_layer_24": spread["per_layer"], "toy_24": gradient_factor(0.6, 24),
             "product_eigenvalue": float(np.max(np.linalg.eigvals(a @ a.T).real))}
 
 
@@ -185,7 +186,7 @@ def _final_norm(layers: int = 48, width: int = 64) -> dict:
 
 def _toy_depth() -> dict:
     spread = _spread(96)
-    return {"toy_96": gradient_factor(0.65, 96), "toy_pre_96": gradient_factor(1.3, 96), "median_96": spread["median"], "min_96": spread["min"],
+    return {"toy_96": gradient_factor(0.65, 96), "toy_pre_96": gradient_factor(1.3, 96), "typical_96": spread["typical"], "min_96": spread["min"],
             "max_96": spread["max"]}
 
 
@@ -215,8 +216,9 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           truth="The eigenvalues of a product of matrices that do not commute are not the products of "
                 "their eigenvalues: the Jacobians rotate the gradient as well as shrink it, and (I + J_F) "
                 "re-amplifies what J_N shrinks. In the book's random Post-LN stack (width 16, 8 random "
-                "seeds, a 24-block stack) the median over seeds of the input gradient relative to the readout's, "
-                "‖g₀‖/‖g_L‖, is {median_24} (its 24th root is {per_layer_24}; chapter 3's depth table, L = 24), "
+                "seeds, a 24-block stack) the typical value over seeds (their geometric mean, as in chapter 3's depth "
+                "table) of the input gradient relative to the readout's, ‖g₀‖/‖g_L‖, is {typical_24} (its 24th root is "
+                "{per_layer_24}; chapter 3's random-stack explorer shows depth 24 seed by seed), "
                 "not the steady-factor toy's 0.6²⁴ = {toy_24}.",
           cites=()), _eigenvalue_products),
     (dict(id="000-post-formula-order", title='The Post-LN gradient, in the right order', source="000", verdict="wrong",
@@ -252,9 +254,10 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           check="On the directions it keeps, LayerNorm multiplies the gradient by γ/√(σ² + ε): with γ = 1 this is "
                 "below 1 only when the spread σ of the norm's input is above 1, and the block's (I + J_F) then "
                 "multiplies back.",
-          truth="The book's random Post-LN stack of 24 blocks (width 16, 8 seeds) has a median ‖g₀‖/‖g_L‖, the "
-                "input gradient relative to the readout's, of {median_24} (chapter 3's depth table, L = 24; its "
-                "24th root is {per_layer_24}, near 1): the 0.6 per layer of the text is an assumption, "
+          truth="In the book's random Post-LN stack of 24 blocks (width 16, 8 seeds), ‖g₀‖/‖g_L‖, the "
+                "input gradient relative to the readout's, has a typical value (the geometric mean over seeds) of "
+                "{typical_24} (its 24th root is {per_layer_24}, near 1; chapter 3's random-stack explorer shows depth "
+                "24 seed by seed): the 0.6 per layer of the text is an assumption, "
                 "not a typical value.",
           cites=()), _eigenvalue_products),
     (dict(id="001-never-multiplied", title='Pre-LN branch Jacobians do multiply', source="001", verdict="wrong",
@@ -386,8 +389,9 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           check="By the toy's own numbers the Pre-LN factor of Ex 5, 1.3, gives 1.3⁹⁶ = {toy_pre_96} over 96 layers, "
                 "an exploding gradient: in the toy a factor ≥ 1 does not keep the gradient healthy either.",
           truth="Both numbers belong to the scalar toy. In the book's random matrix stack (8 seeds, width 16) "
-                "Post-LN's input gradient relative to the readout's, ‖g₀‖/‖g_L‖, at depth 96 has median {median_96} "
-                "(range {min_96} to {max_96}; chapter 3's depth table, L = 96), "
+                "Post-LN's input gradient relative to the readout's, ‖g₀‖/‖g_L‖, at depth 96 has a typical value "
+                "(the geometric mean over seeds) of {typical_96} (range {min_96} to {max_96}; chapter 3's depth table, "
+                "L = 96), "
                 "against the toy's {toy_96}. The case for Pre-LN in a single-shot deep run rests on its "
                 "robustness to the learning rate and warmup (Xiong et al., 2020; chapter 5's stress test), "
                 "not on a 10⁻¹⁸ gradient.",
