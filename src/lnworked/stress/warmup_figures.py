@@ -166,7 +166,7 @@ def promise_schematic(bend: float = SCHEMATIC_BEND):
         ax.annotate(text, (1.0, y), xytext=(8, 0), textcoords="offset points", ha="left", va="center",
                     fontsize=FONT_390["legend"], color=color)
     ax.axvline(half, color=PALETTE["blue"], linestyle=(0, (5, 3)), linewidth=1.5, gid="share one half")
-    ax.annotate("share = ½:\na step this long\nis the safe rate", (half, -0.97), xytext=(-9, 0),
+    ax.annotate("share = ½:\nsafe rate", (half, -0.97), xytext=(-9, 0),
                 textcoords="offset points", ha="right", va="bottom", fontsize=FONT_390["legend"],
                 color=PALETTE["blue"])
     ax.set_xticks([0, 1], ["0", "1 (full step)"])
