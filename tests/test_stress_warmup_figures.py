@@ -12,7 +12,7 @@ from matplotlib.colors import to_hex
 
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
-                                            step_response_figure, warmup_schedule_figure)
+                                            rate_rise_figure, step_response_figure, warmup_schedule_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -151,6 +151,39 @@ def test_warmup_schedule_figure_draws_each_kinds_geometric_mean_from_the_constan
         warmup_schedule_figure({("held", 2): np.ones(2)}, 64, 0.1)
 
 
+def _rise_losses():
+    """Two seeds, 12 steps: the loss of schedule number i is (i + 1) * (seed 1: 1, seed 2: 3) at every step."""
+    names = [("constant", 0), ("reduced", 2), ("reduced", 4), ("cut", 3), ("cut", 6), ("linear", 12)]
+    return {name: np.outer([1.0, 3.0], np.full(12, i + 1.0)) for i, name in enumerate(names)}
+
+
+def test_rate_rise_figure_draws_each_schedules_mean_over_seeds_on_log_axes():
+    losses = _rise_losses()
+    fig = rate_rise_figure(losses, 12, 64, 0.1)
+    top, bottom = fig.axes
+    for ax, gid, name in ((top, "reduced-1", ("constant", 0)), (top, "reduced-4", ("reduced", 4)),
+                          (bottom, "cut-6", ("cut", 6)), (bottom, "cut-12", ("linear", 12))):
+        (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == gid]
+        # the mean of the two seeds' losses, 1 and 3 times the schedule's number: twice that number
+        assert np.allclose(line.get_ydata(), (1.0 + 3.0) / 2 * losses[name][0] / 1.0)
+        assert ax.get_yscale() == "log"
+    labels = [t.get_text() for t in bottom.get_legend().get_texts()]
+    assert labels == ["k = 3", "k = 6", "k = 12 (whole)"]
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["η (full)", "η/2", "η/4"]
+    # a tick on the top edge at each step where the full rate starts
+    ticks = sorted(ln.get_xdata()[0] for ln in bottom.get_lines() if ln.get_gid() is None and ln.get_linewidth() == 3)
+    assert ticks == [3, 6, 12]
+
+
+def test_rate_rise_figure_needs_the_full_rate_the_whole_warmup_and_both_kinds():
+    losses = _rise_losses()
+    for missing in (("constant", 0), ("linear", 12)):
+        with pytest.raises(ValueError, match="^losses"):
+            rate_rise_figure({k: v for k, v in losses.items() if k != missing}, 12, 64, 0.1)
+    with pytest.raises(ValueError, match="^losses"):
+        rate_rise_figure({k: v for k, v in losses.items() if k[0] != "cut"}, 12, 64, 0.1)
+
+
 def test_step_response_figure_rejects_no_rows():
     with pytest.raises(ValueError, match="rows"):
         step_response_figure([])
@@ -164,6 +197,7 @@ def test_step_response_figure_rejects_no_rows():
                                   if r["learning_rate"] == RATE], _shares()),
     lambda: step_response_figure(_response_rows()),
     lambda: warmup_schedule_figure(_finals(), 64, 0.1),
+    lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()

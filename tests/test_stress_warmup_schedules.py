@@ -30,9 +30,15 @@ def test_schedule_rates_follow_their_definitions():
     assert np.allclose(held[:5], eta / warm) and np.all(held[5:] == eta)
     linear = schedule_rates(("linear", 20), config)
     assert np.allclose(linear, [eta * min(1, s / 20) for s in range(1, config.steps + 1)])
+    assert np.allclose(schedule_rates(("reduced", 4), config), eta / 4)
+    cut = schedule_rates(("cut", 30), config)
+    assert np.allclose(cut, [eta * s / warm if s <= 30 else eta for s in range(1, config.steps + 1)])
+    # cut at the end of the article's warmup is the article's warmup
+    assert np.array_equal(schedule_rates(("cut", warm), config), schedule_rates(("linear", warm), config))
 
 
-@pytest.mark.parametrize("schedule", [("cosine", 5), ("held", 0), ("linear", 500), ("constant", 3)])
+@pytest.mark.parametrize("schedule", [("cosine", 5), ("held", 0), ("linear", 500), ("constant", 3), ("reduced", 1),
+                                      ("cut", 0), ("cut", 121)])
 def test_schedule_rates_reject_bad_schedules_naming_them(schedule):
     with pytest.raises(ValueError, match="^schedule"):
         schedule_rates(schedule, StressConfig())

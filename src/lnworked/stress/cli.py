@@ -132,11 +132,13 @@ def register(subparsers) -> None:
                                         "family-runs.csv.")
     _stored_run_arguments(family, "family", run_family)
     schedules = sub.add_parser("warmup-schedules", help="Post-LN trained under other rate schedules: the first "
-                                                        "steps held small, or shorter linear warmups",
+                                                        "steps held small, shorter or cut linear warmups, lower "
+                                                        "constant rates",
                                description="The 180-step training loss of Post-LN at the article's settings at the "
                                            "constant rate, with its first 1-120 steps at warmup's first rate and "
-                                           "then the full rate, and with linear warmups of 5-120 steps; writes "
-                                           "warmup-schedules.csv.")
+                                           "then the full rate, with linear warmups of 5-120 steps, at constant "
+                                           "rates 2, 4 and 8 times smaller, and with the article's warmup cut at "
+                                           "step 30, 60 or 90; writes warmup-schedules.csv.")
     _stored_run_arguments(schedules, "warmup-schedules", run_warmup_schedules)
 
 

@@ -19,7 +19,7 @@ from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "promise_schematic", "SCHEMATIC_BEND", "first_steps_figure", "step_response_figure",
-           "amplification_figure", "argument_figure", "warmup_schedule_figure"]
+           "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -328,4 +328,47 @@ def warmup_schedule_figure(finals: dict, vocab_size: int, threshold: float):
         ax.annotate(f"{threshold:g}: learned", (0, threshold), xycoords=("axes fraction", "data"),
                     xytext=(4, 4), textcoords="offset points", fontsize=FONT_390["legend"], color=PALETTE["text"])
         _style(ax, title, "k (steps)", "final loss (nats)")
+    return fig
+
+
+#: Looks of the constant rates of :func:`rate_rise_figure`, by how many times below ``eta`` (1 = the full rate).
+REDUCED_LOOKS = {1: (PALETTE["post"], "--", "s"), 2: (PALETTE["orange"], "-.", "D"),
+                 4: (PALETTE["blue"], "-", "o"), 8: (PALETTE["grey"], ":", "^")}
+#: Looks of the cut warmups of :func:`rate_rise_figure`, by the step the full rate starts after.
+CUT_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["orange"], "-.", "D"), (PALETTE["blue"], "-", "o"),
+             (PALETTE["navy"], ":", "^"))
+
+
+def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: float):
+    """Two stacked panels of Post-LN's training loss (log scale) against the step, the mean over seeds
+    as a line with markers, the seeds' range as a band. Top: constant rates ``("constant", 0)`` and
+    ``("reduced", k)``. Bottom: the article's warmup cut at ``("cut", k)`` and whole
+    (``("linear", warmup)``), a short tick on the top edge at each cut. ``losses``:
+    ``{(kind, k): (seeds, steps)}`` (:func:`lnworked.stress.warmup_schedules.summarise`)."""
+    reduced = sorted(k for kind, k in losses if kind == "reduced")
+    cuts = sorted(k for kind, k in losses if kind == "cut")
+    if ("constant", 0) not in losses or ("linear", warmup) not in losses or not reduced or not cuts:
+        raise ValueError("losses: needs ('constant', 0), ('linear', warmup) and at least one 'reduced' and one 'cut'")
+    fig, (top, bottom) = new_figure(WIDTH, 11.5, nrows=2)
+    every = losses[("constant", 0)].shape[1] // 6
+    for k in [1, *reduced]:
+        color, style, marker = REDUCED_LOOKS.get(k, (PALETTE["text"], "-", "x"))
+        line = loss_band(top, losses[("constant", 0) if k == 1 else ("reduced", k)], style, color,
+                         "η (full)" if k == 1 else f"η/{k}", 2.0, gid=f"reduced-{k}")
+        line.set(marker=marker, markevery=every, markersize=7)
+    for (k, name), (color, style, marker) in zip([*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))],
+                                                CUT_LOOKS):
+        label = f"k = {k}" + (" (whole)" if name[0] == "linear" else "")
+        line = loss_band(bottom, losses[name], style, color, label, 2.0, gid=f"cut-{k}")
+        line.set(marker=marker, markevery=every, markersize=7)
+        bottom.axvline(k, ymin=0.93, ymax=1.0, color=color, linewidth=3)
+    low = min(threshold, min(float(np.nanmin(v)) for v in losses.values()))
+    for ax, title in ((top, "a constant rate"), (bottom, "warmup, full rate from step k")):
+        ax.set_yscale("log")
+        ax.set_ylim(low / 2, 3 * np.log(vocab_size))
+        uniform_guess(ax, vocab_size)
+        ax.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
+        _style(ax, title, "step", "loss (nats)")
+        ax.legend(fontsize=FONT_390["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                  ncols=2, columnspacing=0.8, handlelength=1.8)
     return fig

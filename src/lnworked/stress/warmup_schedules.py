@@ -8,7 +8,12 @@ step differs. Two families of schedules, beside the constant rate ``eta`` (the f
   :func:`held_rates`. If the first steps alone were why the constant-rate run fails, a few
   small first steps would be enough;
 * **linear**: a linear warmup of ``k`` steps, ``eta_s = eta min(1, s / k)``
-  (:func:`lnworked.stress.optim.learning_rates`), the article's with ``k = s_warm``.
+  (:func:`lnworked.stress.optim.learning_rates`), the article's with ``k = s_warm``;
+* **reduced**: a constant rate ``k`` times smaller, ``eta_s = eta / k`` (``k >= 2``): does Post-LN
+  learn from its initial weights at a lower rate?
+* **cut**: the article's warmup cut short at step ``k``, ``eta_s = eta s / s_warm`` for ``s <= k``,
+  then ``eta`` at once (``k <= s_warm``; ``k = s_warm`` is the article's warmup): from which step of
+  the warmup on does the full rate work?
 
 All runs are one compiled program (:func:`lnworked.stress.train.train_runs`).
 """
@@ -30,11 +35,14 @@ from lnworked.validation import check_int
 __all__ = ["SCHEDULES", "GRID", "held_rates", "schedule_rates", "schedule_losses", "learns", "schedule_rows",
            "write_schedule_csv", "read_schedule_csv", "summarise"]
 
-#: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``.
-SCHEDULES = ("constant", "held", "linear")
-#: The schedules the book stores: the constant rate, 1 to 120 held steps, linear warmups of 5 to 120 steps.
+#: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
+#: ``("cut", k)``.
+SCHEDULES = ("constant", "held", "linear", "reduced", "cut")
+#: The schedules the book stores: the constant rate, 1 to 120 held steps, linear warmups of 5 to 120
+#: steps, constant rates 2, 4 and 8 times smaller, and the article's warmup cut at steps 30, 60 and 90.
 GRID = (("constant", 0), ("held", 1), ("held", 5), ("held", 20), ("held", 60), ("held", 120),
-        ("linear", 5), ("linear", 20), ("linear", 60), ("linear", 120))
+        ("linear", 5), ("linear", 20), ("linear", 60), ("linear", 120),
+        ("reduced", 2), ("reduced", 4), ("reduced", 8), ("cut", 30), ("cut", 60), ("cut", 90))
 
 
 def held_rates(rate: float, steps: int, held: int, first: float) -> np.ndarray:
@@ -49,16 +57,26 @@ def held_rates(rate: float, steps: int, held: int, first: float) -> np.ndarray:
 def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarray:
     """The rates of ``schedule`` = ``(kind, k)`` over ``config.steps`` steps (see the module):
     ``("constant", 0)``; ``("held", k)``, the first ``k`` steps at ``eta / s_warm`` with the
-    article's ``s_warm`` (:func:`~lnworked.stress.config.warmup_for`); ``("linear", k)``."""
+    article's ``s_warm`` (:func:`~lnworked.stress.config.warmup_for`); ``("linear", k)``;
+    ``("reduced", k)``, ``eta / k`` at every step; ``("cut", k)``, the article's linear warmup up
+    to step ``k``, then ``eta``."""
     kind, k = schedule
     if kind not in SCHEDULES:
         raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
-    k = check_int(k, "schedule", minimum=0 if kind == "constant" else 1, maximum=config.steps)
+    warm = warmup_for(config.steps)
+    minimum = {"constant": 0, "reduced": 2}.get(kind, 1)
+    k = check_int(k, "schedule", minimum=minimum, maximum=warm if kind == "cut" else config.steps)
     if kind == "constant" and k:
         raise ValueError(f"schedule: a constant rate has k = 0, got {k}")
     eta = config.learning_rate
     if kind == "held":
-        return held_rates(eta, config.steps, k, eta / warmup_for(config.steps))
+        return held_rates(eta, config.steps, k, eta / warm)
+    if kind == "reduced":
+        return np.full(config.steps, eta / k)
+    if kind == "cut":
+        rates = learning_rates(eta, config.steps, warm)
+        rates[k:] = eta
+        return rates
     return learning_rates(eta, config.steps, k)
 
 
