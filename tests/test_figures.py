@@ -368,3 +368,23 @@ def test_errata_chart_bars_are_seed_and_library_values():
         np.testing.assert_allclose(bar_heights(ax, "seed"), np.ravel(example.stated))
         np.testing.assert_allclose(bar_heights(ax, "library"), np.ravel(example.computed))
     assert dict(zip([a.get_gid() for a in titled], [a.get_yscale() for a in titled]))["004-ex7"] == "log"
+
+
+def test_gain_split_scatter_draws_each_scales_typical_block_and_the_curve_where_gains_cancel():
+    from lnworked.figures import gain_split_scatter
+
+    # two blocks per scale: norm gains (0.5, 2) and (0.25, 1), add gains (2, 2) and (4, 4)
+    fig = gain_split_scatter({1.0: (np.array([0.5, 2.0]), np.array([2.0, 2.0])),
+                              2.0: (np.array([0.25, 1.0]), np.array([4.0, 4.0]))})
+    ax = fig.axes[0]
+    lines = {line.get_gid(): line for line in ax.get_lines()}
+    # the typical block is the geometric mean of each gain: sqrt(0.5 * 2) = 1, and sqrt(0.25 * 1) = 0.5
+    assert np.allclose(lines["typical-1"].get_xydata(), [[1.0, 2.0]])
+    assert np.allclose(lines["typical-2"].get_xydata(), [[0.5, 4.0]])
+    x, y = lines["product-one"].get_xydata().T
+    assert np.allclose(x * y, 1.0)
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="^splits"):
+        gain_split_scatter({})
+    with pytest.raises(ValueError, match="^splits"):
+        gain_split_scatter({1.0: (np.array([0.5]), np.array([-1.0]))})

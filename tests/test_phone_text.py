@@ -125,7 +125,9 @@ FIGURES = {
     "Fig. 5.3 stability_map": _stability_map,
     "Fig. 10.1 errata_chart": figures.errata_chart,
     "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(marks=(24, 96)),
-    "Fig. 5.4 layer_gradient_figure": _layer_figure,
+    "appendix layer_gradient_figure": _layer_figure,
+    "ch3 gain_split_scatter": lambda: figures.gain_split_scatter(
+        {b: (np.exp(0.1 * np.arange(1, 7) / b), np.exp(-0.1 * np.arange(1, 7) * b)) for b in (0.5, 1.0, 2.0)}),
     "Fig. 6.1 loss_along_update_figure": _loss_along_figure,
     "Fig. 6.2 first_update_figure": _first_update_figure,
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,

@@ -524,3 +524,46 @@ def layer_norm_geometry(shifts=(-1.0, 1.5), x3=(1.0, 2.0, 6.0), scales=(0.25, 0.
 
 
 __all__ += ["layer_norm_geometry"]
+
+
+# --- Chapter 3: a Post-LN block's gain, split into the norm's and the residual add's --------------
+
+#: Colour and marker of each branch scale in :func:`gain_split_scatter`, weakest branch first (then cycled).
+_SCALE_LOOKS = ((PALETTE["orange"], "^"), (PALETTE["post"], "o"), (PALETTE["blue"], "s"))
+
+
+def gain_split_scatter(splits: dict) -> Figure:
+    """One point per Post-LN block: the norm's gain ``||h|| / ||g||`` (x) against the residual add's
+    ``||g'|| / ||h||`` (y), on log axes, one cloud per branch scale of ``splits`` =
+    ``{branch_scale: (norm_gain, branch_gain)}`` (arrays of one shape), each cloud's typical block
+    (geometric means) a large marker, and the curve ``x y = 1`` where a block's gain is 1."""
+    if not splits:
+        raise ValueError("splits: need at least one branch scale")
+    fig, ax = new_figure(_PHONE_NARROW, 5.6)
+    lo, hi = np.inf, 0.0
+    for k, (scale, (norm_gain, branch_gain)) in enumerate(sorted(splits.items())):
+        x, y = np.ravel(np.asarray(norm_gain, float)), np.ravel(np.asarray(branch_gain, float))
+        if x.shape != y.shape or not x.size or np.any(x <= 0) or np.any(y <= 0):
+            raise ValueError(f"splits: branch scale {scale} needs positive gains, as many of each")
+        color, marker = _SCALE_LOOKS[k % len(_SCALE_LOOKS)]
+        ax.scatter(x, y, s=12, color=color, marker=marker, alpha=0.35, linewidths=0, gid=f"blocks-{scale:g}")
+        ax.plot([np.exp(np.log(x).mean())], [np.exp(np.log(y).mean())], marker=marker, markersize=14,
+                color=color, markeredgecolor=PALETTE["text"], linestyle="none", label=f"branch × {scale:g}",
+                gid=f"typical-{scale:g}")
+        lo, hi = min(lo, x.min(), 1 / y.max()), max(hi, x.max(), 1 / y.min())
+    grid = np.geomspace(lo / 1.2, hi * 1.2, 50)
+    ax.plot(grid, 1 / grid, "--", color=PALETTE["text"], linewidth=1.5, label="block gain 1", gid="product-one")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers at powers of two, no crowded minor labels
+        low, high = axis.get_view_interval()
+        axis.set_major_locator(FixedLocator([2.0 ** k for k in range(-6, 7) if low <= 2.0 ** k <= high]))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    _font_labels(ax, "Each Post-LN block", "norm's gain", "residual add's gain")
+    ax.legend(fontsize=_PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+              ncols=2, columnspacing=0.8)
+    return fig
+
+
+__all__ += ["gain_split_scatter"]
