@@ -334,7 +334,7 @@ def warmup_schedule_figure(finals: dict, vocab_size: int, threshold: float):
 #: Looks of the constant rates of :func:`rate_rise_figure`, by how many times below ``eta`` (1 = the full rate).
 REDUCED_LOOKS = {1: (PALETTE["post"], "--", "s"), 2: (PALETTE["orange"], "-.", "D"),
                  4: (PALETTE["blue"], "-", "o"), 8: (PALETTE["grey"], ":", "^")}
-#: Looks of the cut warmups of :func:`rate_rise_figure`, by the step the full rate starts after.
+#: Looks of the cut warmups of :func:`rate_rise_figure`, in order of the step the full rate starts after (then cycled).
 CUT_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["orange"], "-.", "D"), (PALETTE["blue"], "-", "o"),
              (PALETTE["navy"], ":", "^"))
 
@@ -356,13 +356,15 @@ def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: floa
         line = loss_band(top, losses[("constant", 0) if k == 1 else ("reduced", k)], style, color,
                          "η (full)" if k == 1 else f"η/{k}", 2.0, gid=f"reduced-{k}")
         line.set(marker=marker, markevery=every, markersize=7)
-    for (k, name), (color, style, marker) in zip([*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))],
-                                                CUT_LOOKS):
+    bottom_runs = [*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))]
+    for i, (k, name) in enumerate(bottom_runs):
+        color, style, marker = CUT_LOOKS[i % len(CUT_LOOKS)]
         label = f"k = {k}" + (" (whole)" if name[0] == "linear" else "")
         line = loss_band(bottom, losses[name], style, color, label, 2.0, gid=f"cut-{k}")
         line.set(marker=marker, markevery=every, markersize=7)
         bottom.axvline(k, ymin=0.93, ymax=1.0, color=color, linewidth=3)
-    low = min(threshold, min(float(np.nanmin(v)) for v in losses.values()))
+    drawn = [losses[("constant", 0)], *(losses[("reduced", k)] for k in reduced), *(losses[n] for _, n in bottom_runs)]
+    low = min(threshold, min(float(np.nanmin(v)) for v in drawn))  # the curves drawn, not every schedule given
     for ax, title in ((top, "a constant rate"), (bottom, "warmup, full rate from step k")):
         ax.set_yscale("log")
         ax.set_ylim(low / 2, 3 * np.log(vocab_size))
