@@ -359,27 +359,26 @@ def test_zoom_labels_warmups_first_step_clear_of_the_curves(first_t, written):
         assert not inside.any(), line.get_label()
 
 
-def test_promise_schematic_draws_the_share_it_labels():
-    """The sketch of one step: the tangent ends at -1 (the promise), the loss curve at -(1 - bend) (the
-    delivered drop), and the dashed line sits where the curve over the tangent, computed here from the
-    drawn points, falls to one half; a bend outside (1/2, 1) is refused."""
-    from lnworked.stress.warmup_figures import promise_schematic
+def test_one_logit_figure_draws_the_walk_it_names():
+    """The worked example's figure: each move's loss curve is ln(1 + e^(-a t)) - ln 2 and its tangent
+    -a t / 2, computed here from the formula; the dot sits where the drawn curve over the drawn tangent
+    is one half, found here on the drawn points; only the move that reaches one half inside the step
+    gets one."""
+    from lnworked.stress.warmup_figures import ONE_LOGIT_LOOKS, one_logit_figure
 
-    bend = 0.7
-    fig = promise_schematic(bend)
-    ax = fig.axes[0]
-    tangent, loss = (line for line in ax.get_lines() if line.get_label() in
-                     ("tangent (the promise)", "loss (what is delivered)"))
-    t, promised = tangent.get_data()
-    _, delivered = loss.get_data()
-    assert promised[-1] == pytest.approx(-1) and delivered[-1] == pytest.approx(-(1 - bend))
-    share = delivered[1:] / promised[1:]
-    crossing = t[1:][np.argmin(np.abs(share - 0.5))]
-    (half_line,) = [line for line in ax.get_lines() if line.get_gid() == "share one half"]
-    assert half_line.get_xdata()[0] == pytest.approx(crossing, abs=0.01)
-    texts = {text.get_text() for text in ax.texts}
-    assert {"promise", "delivered"} <= texts and any("safe rate" in text for text in texts)
+    ax = one_logit_figure().axes[0]
+    lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    for move, *_ in ONE_LOGIT_LOOKS:
+        t, loss = (np.asarray(v, float) for v in lines[f"loss {move:g}"].get_data())
+        _, tangent = (np.asarray(v, float) for v in lines[f"tangent {move:g}"].get_data())
+        np.testing.assert_allclose(loss, np.log1p(np.exp(-move * t)) - np.log(2), atol=1e-12)
+        np.testing.assert_allclose(tangent, -move * t / 2, atol=1e-12)
+        share = loss[1:] / tangent[1:]
+        if share[-1] < 0.5:
+            (x,), (y,) = lines[f"half {move:g}"].get_data()
+            assert x == pytest.approx(t[1:][np.argmin(np.abs(share - 0.5))], abs=0.01)
+            assert y == pytest.approx(np.log1p(np.exp(-move * x)) - np.log(2))
+        else:
+            assert f"half {move:g}" not in lines
+    assert sum("half" in gid for gid in lines) == 1
     assert all(text.get_fontsize() >= FONT_390["legend"] for text in ax.texts if text.get_text())
-    for bad in (0.4, 1.0):
-        with pytest.raises(ValueError, match=r"^bend:"):
-            promise_schematic(bad)

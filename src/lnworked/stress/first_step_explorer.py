@@ -12,12 +12,11 @@
     (Pre-LN violet and solid, Post-LN magenta and dashed) with each one's tangent
     ``t eta <g, u> = t <g, Delta theta>`` dotted and a marker at the slider's ``t``, and reads out per
     placement (:func:`first_step_readouts`) the delivered share of the step stopped at ``t``,
-    ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's), the RMS change
-    of the logits there over their RMS, and the safe rate of that depth and seed
+    ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's) and the safe
+    rate of that depth and seed
     (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). The seed select's default,
     :data:`MEAN_OF_SEEDS`, shows the averages the chapter quotes: the curves and tangents are means over
-    the seeds, the delivered share and the logits' relative change are the means over the seeds of each
-    seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``
+    the seeds, the delivered share is the mean over the seeds of each seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``
     (:func:`~lnworked.stress.first_step.mean_safe_rate`). Built on
     :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
     (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
@@ -38,8 +37,7 @@ __all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readou
            "FIRST_STEP_READOUT_KEYS", "MEAN_OF_SEEDS", "SAFE_THRESHOLD"]
 
 #: Readout keys of :func:`first_step_explorer`, in table order (Pre-LN, Post-LN per quantity).
-FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-relative", "post-relative", "pre-safe",
-                           "post-safe")
+FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-safe", "post-safe")
 _AT_T = tuple(k for k in FIRST_STEP_READOUT_KEYS if not k.endswith("-safe"))  # depend on the position t
 _FIXED = tuple(k for k in FIRST_STEP_READOUT_KEYS if k.endswith("-safe"))
 #: The delivered share that defines the safe rate.
@@ -84,19 +82,18 @@ def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
 def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
     ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
-    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %" (0.0, never -0.0), ``*-relative`` = RMS of the
-    logits' change at ``t`` over the RMS of the initial logits (3 significant digits), ``*-safe`` = the
+    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %" (0.0, never -0.0), ``*-safe`` = the
     safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
     stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
-    share and the relative change are the means over the stored seeds of each seed's value (the
+    share is the mean over the stored seeds of each seed's value (the
     chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean
     (:func:`~lnworked.stress.first_step.mean_safe_rate`, as the chapters quote it)."""
-    from lnworked.explore import format_percent, format_readout
+    from lnworked.explore import format_percent
     from lnworked.stress.first_step import delivered_share, mean_safe_rate
 
     out = {}
     for placement, short in _SHORT.items():
-        shares, relative = [], []
+        shares = []
         seeds = _seeds(curves, placement, layers, seed)
         for s in seeds:
             c = curves[(placement, layers, s)]
@@ -109,9 +106,7 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
                 raise ValueError(f"t: must be one of {tuple(float(p) for p in c['positions'] if p > 0)}, got {t!r}")
             i = int(at[0])
             shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
-            relative.append(c["rms_delta_logits"][r, i] / c["rms_logits"])
         out[f"{short}-delivered"] = format_percent(np.mean(shares))
-        out[f"{short}-relative"] = format_readout(np.mean(relative))
         out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
 
@@ -175,7 +170,6 @@ def first_step_explorer_spec(folder=None):
             + "".join(f"<td>{_readout(f'{short}-{key}', texts[f'{short}-{key}'])}</td>" for short in _SHORT.values())
             + "</tr>"
             for label, key in (("the step to t delivers, of its tangent's decrease", "delivered"),
-                               ("RMS change of the logits at t / their RMS", "relative"),
                                ("safe rate (the step still delivers half)", "safe")))
         return f'<table class="lnw-table"><tr>{head}</tr>{body}</table>'
 

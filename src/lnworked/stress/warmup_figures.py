@@ -18,7 +18,7 @@ from matplotlib.ticker import MaxNLocator
 from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
-           "promise_schematic", "SCHEMATIC_BEND", "first_steps_figure", "step_response_figure",
+           "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
@@ -140,40 +140,34 @@ def loss_along_update_figure(ts, curves: dict, first_t: float):
     return fig
 
 
-#: The schematic's bend: its loss change along the step is ``-(t - SCHEMATIC_BEND t^2)`` against the
-#: tangent ``-t``, so its delivered share at ``t`` is ``1 - SCHEMATIC_BEND t``.
-SCHEMATIC_BEND = 0.8
+#: The two logit moves of :func:`one_logit_figure`, and their looks (colour, line style, marker).
+ONE_LOGIT_LOOKS = ((1.0, PALETTE["blue"], "-", "o"), (4.0, PALETTE["orange"], "--", "D"))
 
 
-def promise_schematic(bend: float = SCHEMATIC_BEND):
-    """A labelled sketch of one step's walk, no data: the tangent ``-t`` (the promise, a drop of 1 at the
-    full step ``t = 1``), a loss curve ``-(t - bend t^2)`` that leaves it (the delivered drop,
-    ``1 - bend`` at ``t = 1``), and the point ``t = 1 / (2 bend)`` where the delivered share
-    ``1 - bend t`` falls to one half: a step of that size is taken at the safe rate."""
-    if not 0.5 < bend < 1:
-        raise ValueError(f"bend: must lie between 0.5 and 1 (the share must cross 1/2 before t = 1 "
-                         f"and the full step must still help), got {bend}")
+def one_logit_figure():
+    """The worked example of one step on one logit (:mod:`lnworked.stress.one_logit`), for the moves of
+    :data:`ONE_LOGIT_LOOKS`: the loss change ``ln(1 + e^(-a t)) - ln 2`` (solid or dashed) and its
+    tangent ``-a t / 2`` (dotted, same colour) against ``t``, and a dot where the move that reaches
+    one half within the step keeps half its promise, ``t_half = HALF_SHARE_MOVE / a``."""
+    from lnworked.stress.one_logit import one_logit_half_point, one_logit_walk
+
     t = np.linspace(0, 1, 101)
-    half = 1 / (2 * bend)
-    fig, ax = new_figure(WIDTH, 5.2)
-    ax.plot(t, -t, ":", color=PALETTE["text"], linewidth=2, label="tangent (the promise)")
-    ax.plot(t, -(t - bend * t**2), "-", color=PALETTE["post"], linewidth=3, label="loss (what is delivered)")
+    fig, ax = new_figure(WIDTH, 5.6)
+    for move, color, style, marker in ONE_LOGIT_LOOKS:
+        loss, tangent = one_logit_walk(move, t)
+        ax.plot(t, tangent, ":", color=color, linewidth=2, gid=f"tangent {move:g}")
+        ax.plot(t, loss, style, color=color, linewidth=3, marker=marker, markevery=[-1], markersize=8,
+                label=f"logit moves {move:g}", gid=f"loss {move:g}")
+        half = one_logit_half_point(move)
+        if half <= 1:
+            at = one_logit_walk(move, half)[0]
+            ax.plot([half], [at], "o", color=color, markersize=10, markerfacecolor="white", markeredgewidth=2,
+                    gid=f"half {move:g}")
+            ax.annotate(f"share ½\nat t = {half:.2f}", (half, at), xytext=(6, -12), textcoords="offset points",
+                        ha="left", va="top", fontsize=FONT_390["legend"], color=color)
+    ax.plot([], [], ":", color=PALETTE["text"], linewidth=2, label="tangents (the promise)")
     ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
-    delivered = -(1 - bend)
-    for x, bottom_y, color, text, y in ((1.0, -1.0, PALETTE["text"], "promise", -0.6),
-                                        (0.95, delivered, PALETTE["post"], "delivered", delivered / 2)):
-        ax.annotate("", (x, bottom_y), (x, 0), arrowprops=dict(arrowstyle="<->", color=color, linewidth=1.5))
-        ax.annotate(text, (1.0, y), xytext=(8, 0), textcoords="offset points", ha="left", va="center",
-                    fontsize=FONT_390["legend"], color=color)
-    ax.axvline(half, color=PALETTE["blue"], linestyle=(0, (5, 3)), linewidth=1.5, gid="share one half")
-    ax.annotate("share = ½:\nsafe rate", (half, -0.97), xytext=(-9, 0),
-                textcoords="offset points", ha="right", va="bottom", fontsize=FONT_390["legend"],
-                color=PALETTE["blue"])
-    ax.set_xticks([0, 1], ["0", "1 (full step)"])
-    ax.set_yticks([0, -1], ["0", "−promise"])
-    ax.set_xlim(0, 1.38)
-    ax.spines["bottom"].set_bounds(0, 1)
-    _style(ax, "One step, sketched", "t, the position along the step", "loss change")
+    _style(ax, "One step on one logit", "t (1 = the full step)", "loss change (nats)")
     _legend_below(fig, ax)
     return fig
 
