@@ -11,7 +11,6 @@ page does not scroll sideways; every explorer's chart text is at least 12 px at 
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -42,27 +41,25 @@ def page(tmp_path_factory):
 
 def _expected(controls: dict) -> dict:
     from lnworked.stress.committed import committed_first_step
-    from lnworked.stress.first_step import first_step_curves, safe_rates
+    from lnworked.stress.first_step import first_step_curves
     from lnworked.stress.first_step_explorer import first_step_readouts
 
     rows = committed_first_step()[0]
     rate = {format(r["learning_rate"], "g"): r["learning_rate"] for r in rows}[controls["rate"]]  # the option's key
     seed = controls["seed"] if controls["seed"] == "mean" else int(controls["seed"])
-    return first_step_readouts(first_step_curves(rows), safe_rates(rows), int(controls["depth"]),
-                               seed, rate, float(controls["t"]))
+    return first_step_readouts(first_step_curves(rows), int(controls["depth"]), seed, rate, float(controls["t"]))
 
 
 def _mean_by_hand(controls: dict) -> dict:
-    """The mean option's delivered shares and safe rates from the stored rows by hand: the mean over the
-    seeds of each seed's ``(f(t eta) - f(0)) / (t eta <g, u>)``, the geometric mean of the seeds' safe rates."""
+    """The mean option's delivered shares from the stored rows by hand: the mean over the seeds of each
+    seed's ``(f(t eta) - f(0)) / (t eta <g, u>)``."""
     from lnworked.stress.committed import committed_first_step
-    from lnworked.stress.first_step import safe_rates
 
     rows = committed_first_step()[0]
     rate = {format(r["learning_rate"], "g"): r["learning_rate"] for r in rows}[controls["rate"]]
     layers, t = int(controls["depth"]), float(controls["t"])
     seeds = sorted({r["seed"] for r in rows})
-    safe, out = safe_rates(rows), {}
+    out = {}
     for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
         at = [r for r in rows if (r["placement"], r["layers"], r["learning_rate"]) == (placement, layers, rate)
               and abs(r["t"] - t) < 1e-9]
@@ -70,16 +67,11 @@ def _mean_by_hand(controls: dict) -> dict:
         shares = [(r["loss_after"] - r["loss"]) / (t * rate * r["slope"]) for r in at]
         percent = round(100 * sum(shares) / len(shares), 1) + 0.0  # the readout never says "-0.0 %"
         out[f"{short}-delivered"] = f"{percent:.1f}\u00a0%"
-        out[f"{short}-safe"] = math.exp(sum(math.log(safe[(placement, layers, s)]) for s in seeds) / len(seeds))
     return out
 
 
 def _assert_mean_by_hand(readouts: dict, controls: dict):
-    for key, expected in _mean_by_hand(controls).items():
-        if key.endswith("-safe"):
-            assert float(readouts[key]) == pytest.approx(expected, rel=5e-3), (key, controls)
-        else:
-            assert readouts[key] == expected, (key, controls)
+    assert readouts == _mean_by_hand(controls), controls
 
 
 def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
@@ -109,7 +101,7 @@ def test_choosing_a_rate_and_a_depth_redraws_with_the_librarys_values(page):
         assert new["paths"]["post"] != state["paths"]["post"], f"choosing {name}={value} did not redraw Post-LN"
         assert new["readouts"] == _expected(new["controls"]), f"after {name}={value}"
         assert new["readouts"] != state["readouts"], f"choosing {name}={value} left the readouts as they were"
-        if new["controls"]["seed"] == "mean" and new["controls"]["depth"] != "1":  # 1 block: every safe rate above
+        if new["controls"]["seed"] == "mean":
             _assert_mean_by_hand(new["readouts"], new["controls"])
         state = new
     slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="t"]')

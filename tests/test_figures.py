@@ -388,3 +388,23 @@ def test_gain_split_scatter_draws_each_scales_typical_block_and_the_curve_where_
         gain_split_scatter({})
     with pytest.raises(ValueError, match="^splits"):
         gain_split_scatter({1.0: (np.array([0.5]), np.array([-1.0]))})
+
+
+def test_removed_share_figure_draws_the_mean_share_and_a_random_directions():
+    """The line is 100 times the mean over seeds of each block's share, computed here; the dashed line is
+    100 * 2 / width; bad shares or widths are refused by name."""
+    from lnworked.figures import removed_share_figure
+
+    share = np.array([[0.01, 0.02, 0.3], [0.03, 0.0, 0.1]])
+    ax = removed_share_figure(share, 16).axes[0]
+    lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    x, y = (np.asarray(v, float) for v in lines["from-above"].get_data())
+    np.testing.assert_array_equal(x, [1, 2, 3])
+    np.testing.assert_allclose(y, [2.0, 1.0, 20.0])
+    assert lines["random"].get_ydata()[0] == pytest.approx(12.5)
+    assert ax.get_yscale() == "log"
+    for bad_share, bad_width, name in ((np.array([0.1, 0.2]), 16, "removed_share"),
+                                       (np.array([[0.1, 1.5]]), 16, "removed_share"),
+                                       (share, 2, "width"), (share, True, "width")):
+        with pytest.raises(ValueError, match=f"^{name}:"):
+            removed_share_figure(bad_share, bad_width)

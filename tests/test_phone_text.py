@@ -134,6 +134,8 @@ FIGURES = {
     "Fig. 6.6 warmup_schedule_figure": _schedule_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
+    "gains appendix removed_share_figure": lambda: figures.removed_share_figure(
+        np.linspace(0.001, 0.2, 48 * 8).reshape(8, 48), 16),
 }
 
 

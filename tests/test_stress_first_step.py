@@ -268,46 +268,36 @@ def test_explorer_readouts_are_the_rows_by_hand(stored):
     from lnworked.stress.first_step_explorer import FIRST_STEP_READOUT_KEYS, first_step_readouts
 
     rows, _, curves = stored
-    safe = safe_rates(rows)
     for layers, seed, rate, t in ((12, 7, 2e-3, 1.0), (48, 9, RATES[0], 1.0), (1, 8, RATES[-1], 1.0),
                                   (12, 8, 2e-3, 0.25)):
-        shown = first_step_readouts(curves, safe, layers, seed, rate, t)
-        assert set(shown) == set(FIRST_STEP_READOUT_KEYS)  # the share and the safe rate, per placement
+        shown = first_step_readouts(curves, layers, seed, rate, t)
+        assert set(shown) == set(FIRST_STEP_READOUT_KEYS)  # the delivered share, per placement
         for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
             share, _, _ = _by_hand(rows, placement, layers, seed, rate, t)
             assert shown[f"{short}-delivered"] == f"{100 * share:.1f}\u00a0%"
-            if math.isinf(safe[(placement, layers, seed)]):  # 1 block: every stored step delivers half
-                assert shown[f"{short}-safe"].startswith(f"above {RATES[-1]:.3g} ")
-            else:
-                assert float(shown[f"{short}-safe"]) == pytest.approx(safe[(placement, layers, seed)], rel=5e-3)
 
 
 def _mean_by_hand(rows, placement, layers, rate, t=1.0):
-    """``(mean share, mean relative change, mean curve, geometric-mean safe rate)`` over the stored seeds, by hand."""
+    """``(mean share, mean curve)`` over the stored seeds, by hand."""
     seeds = sorted({r["seed"] for r in rows})
     each = [_by_hand(rows, placement, layers, seed, rate, t) for seed in seeds]
-    safe = safe_rates(rows)
-    logs = [math.log(safe[(placement, layers, seed)]) for seed in seeds]
-    return (sum(e[0] for e in each) / len(seeds), sum(e[1] for e in each) / len(seeds),
-            sum(e[2] for e in each) / len(seeds), math.exp(sum(logs) / len(logs)))
+    return sum(e[0] for e in each) / len(seeds), sum(e[2] for e in each) / len(seeds)
 
 
 def test_explorer_mean_of_seeds_is_the_chapters_averages_by_hand(stored):
-    """The default seed option: mean over seeds of the share, geometric mean of the safe rate."""
+    """The default seed option: the mean over seeds of each seed's share."""
     from lnworked.stress.first_step import full_step_shares
     from lnworked.stress.first_step_explorer import MEAN_OF_SEEDS, first_step_readouts
 
     rows, _, curves = stored
-    safe = safe_rates(rows)
     for layers, rate, t in ((12, 2e-3, 1.0), (48, RATES[0], 1.0), (6, RATES[-1], 0.5), (12, 2e-3, 0.25)):
-        shown = first_step_readouts(curves, safe, layers, MEAN_OF_SEEDS, rate, t)
+        shown = first_step_readouts(curves, layers, MEAN_OF_SEEDS, rate, t)
         for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
-            share, _, _, safe_mean = _mean_by_hand(rows, placement, layers, rate, t)
+            share, _ = _mean_by_hand(rows, placement, layers, rate, t)
             assert shown[f"{short}-delivered"] == f"{100 * share:.1f}\u00a0%"
             if t == 1.0:  # the chapter's glue: full_step_shares(...).mean()
                 assert shown[f"{short}-delivered"] == f"{100 * full_step_shares(curves, placement, layers, rate).mean():.1f}\u00a0%"
-            assert float(shown[f"{short}-safe"]) == pytest.approx(safe_mean, rel=5e-3)
-            one = first_step_readouts(curves, safe, layers, FIRST_STEP_SEEDS[0], rate, t)
+            one = first_step_readouts(curves, layers, FIRST_STEP_SEEDS[0], rate, t)
             assert shown[f"{short}-delivered"] != one[f"{short}-delivered"]  # the mean is not seed 7's
 
 
@@ -368,9 +358,9 @@ def test_explorer_mean_of_seeds_above_the_grid_stays_above():
 def test_explorer_readouts_reject_a_setting_that_is_not_stored(stored, layers, seed, rate, t, name):
     from lnworked.stress.first_step_explorer import first_step_readouts
 
-    rows, _, curves = stored
+    _, _, curves = stored
     with pytest.raises(ValueError, match=name):
-        first_step_readouts(curves, safe_rates(rows), layers, seed, rate, t)
+        first_step_readouts(curves, layers, seed, rate, t)
 
 
 def test_explorer_grid_holds_each_settings_curves_and_tangents(stored):
@@ -390,7 +380,7 @@ def test_explorer_grid_holds_each_settings_curves_and_tangents(stored):
             np.testing.assert_allclose(cell[f"{short}-tangent"], np.array(POSITIONS) * rate * slope, rtol=1e-3)
     cell = grid["cells"][f"12|mean|{format(2e-3, 'g')}"]  # the mean over the seeds of each seed's curve and tangent
     for placement, short in (("Pre-LN", "pre"), ("Post-LN", "post")):
-        _, _, curve, _ = _mean_by_hand(rows, placement, 12, 2e-3)
+        _, curve = _mean_by_hand(rows, placement, 12, 2e-3)
         np.testing.assert_allclose(cell[short], curve, rtol=1e-3, atol=1e-12)
         slopes = [r["slope"] for r in rows if (r["placement"], r["layers"], r["t"], r["learning_rate"]) == (placement, 12, 0.0, 2e-3)]
         assert len(slopes) == len(FIRST_STEP_SEEDS)
@@ -404,8 +394,7 @@ def test_static_explorer_responds_to_its_controls(monkeypatch, stored):
     from lnworked.stress.first_step_explorer import FIRST_STEP_READOUT_KEYS, first_step_explorer, first_step_readouts
 
     monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
-    rows, _, curves = stored
-    safe = safe_rates(rows)
+    _, _, curves = stored
     html = first_step_explorer().data
     assert 'data-explorer="first-step"' in html and 'aria-live="polite"' in html
     low = format(RATES[0], "g")
@@ -416,10 +405,10 @@ def test_static_explorer_responds_to_its_controls(monkeypatch, stored):
     results = _run_in_node(html, actions)
     assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 4
     assert results[0]["initial"]["markers"] == 1 and results[0]["initial"]["params"]["t"] == "1"
-    assert results[0]["initial"]["readouts"] == first_step_readouts(curves, safe, 12, "mean", 2e-3)
+    assert results[0]["initial"]["readouts"] == first_step_readouts(curves, 12, "mean", 2e-3)
     for result, key in zip(results[1:], [(12, "mean", RATES[0], 1.0), (48, "mean", RATES[0], 1.0),
                                          (48, 9, RATES[0], 1.0), (48, 9, RATES[0], 0.3)]):
-        shown = first_step_readouts(curves, safe, *key)
+        shown = first_step_readouts(curves, *key)
         assert result["state"]["readouts"] == {k: shown[k] for k in FIRST_STEP_READOUT_KEYS}, key
         assert result["state"]["lines"] == 4 and result["state"]["markers"] == 1
     assert results[-1]["state"]["params"]["t"] == "0.3"
@@ -434,7 +423,7 @@ def test_live_explorer_draws_both_placements_and_their_tangents(monkeypatch, sto
     assert set(box.lnw_controls) == {"depth", "seed", "rate", "t"}
     box.lnw_controls["depth"].value = 24
     box.lnw_controls["rate"].value = RATES[-1]
-    assert box.lnw_values == first_step_readouts(curves, safe_rates(rows), 24, "mean", RATES[-1])
+    assert box.lnw_values == first_step_readouts(curves, 24, "mean", RATES[-1])
     box.lnw_controls["seed"].value = 7
     lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
     assert set(lines) == {"pre", "post", "pre-tangent", "post-tangent", "zero", "t"}

@@ -567,3 +567,34 @@ def gain_split_scatter(splits: dict) -> Figure:
 
 
 __all__ += ["gain_split_scatter"]
+
+
+def removed_share_figure(removed_share, width: int) -> Figure:
+    """Block by block, the percentage of the gradient's squared length that lies in the two directions a
+    LayerNorm removes (along ``1`` and ``x-hat``), ``removed_share`` = seeds x blocks fractions in
+    ``[0, 1]`` (mean over seeds as a line, their range as a band, log scale), against the ``2 / width``
+    of a random direction in ``width`` features (dashed)."""
+    share = np.asarray(removed_share, dtype=float)
+    if share.ndim != 2 or not share.size or np.any(share < 0) or np.any(share > 1):
+        raise ValueError("removed_share: need a seeds x blocks array of fractions in [0, 1]")
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 3:
+        raise ValueError(f"width: must be an integer of at least 3 features, got {width!r}")
+    blocks = np.arange(1, share.shape[1] + 1)
+    percent = 100 * share
+    fig, ax = new_figure(_PHONE_NARROW, 5.2)
+    floor = max(percent[percent > 0].min() / 2, 1e-4) if np.any(percent > 0) else 1e-4
+    ax.fill_between(blocks, np.maximum(percent.min(axis=0), floor), percent.max(axis=0), color=PALETTE["post"],
+                    alpha=0.2, linewidth=0)
+    ax.plot(blocks, np.maximum(percent.mean(axis=0), floor), "-", marker="s", markersize=4, color=PALETTE["post"],
+            linewidth=2, label="gradient from the block above", gid="from-above")
+    ax.axhline(100 * 2 / width, color=PALETTE["text"], linestyle="--", linewidth=1.5,
+               label=f"random direction, 2/d = {100 * 2 / width:g} %", gid="random")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    _font_labels(ax, "In the norm's two directions", f"block ℓ ({share.shape[1]}: the top block)",
+                 "% of squared length")
+    ax.legend(fontsize=_PHONE_FONT["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    return fig
+
+
+__all__ += ["removed_share_figure"]

@@ -362,7 +362,6 @@
     var key = data.controls.map(function (name) { return value(root, name); }).join("|");
     var cell = data.cells[key], t = at(root, "t"), shown = cell.readouts[t];
     data.readouts.forEach(function (k, i) { readout(root, k, shown[i]); });
-    data.fixed.forEach(function (k, i) { readout(root, k, cell.fixed[i]); });
     lineChart(root.querySelector("svg.lnw-plot"), {
       xs: data.positions, log: false, xTicks: data.x_ticks, ref: 0, marker: data.positions[data.t_offset + t],
       series: data.order.map(function (k) {

@@ -12,12 +12,11 @@
     (Pre-LN violet and solid, Post-LN magenta and dashed) with each one's tangent
     ``t eta <g, u> = t <g, Delta theta>`` dotted and a marker at the slider's ``t``, and reads out per
     placement (:func:`first_step_readouts`) the delivered share of the step stopped at ``t``,
-    ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's) and the safe
-    rate of that depth and seed
-    (:func:`~lnworked.stress.first_step.safe_rates`, threshold one half). The seed select's default,
-    :data:`MEAN_OF_SEEDS`, shows the averages the chapter quotes: the curves and tangents are means over
-    the seeds, the delivered share is the mean over the seeds of each seed's value, and the safe rate is the geometric mean over the seeds, ``exp(mean_s log s*_s)``
-    (:func:`~lnworked.stress.first_step.mean_safe_rate`). Built on
+    ``(f(t eta) - f(0)) / (t eta <g, u>)`` in percent (at ``t = 1``: the full step's). The seed
+    select's default, :data:`MEAN_OF_SEEDS`, shows the averages the chapter quotes: the curves and
+    tangents are means over the seeds, the delivered share is the mean over the seeds of each seed's
+    value. (The safe rate, read off the same walks by
+    :func:`~lnworked.stress.first_step.safe_rates`, is the chapter's, not the explorer's.) Built on
     :mod:`lnworked.explore`'s spec like :func:`lnworked.stress.deepnorm_explorer.deepnorm_explorer`
     (``data-explorer="first-step"``; every setting's curves are in the page, computed ahead of time).
 """
@@ -34,14 +33,10 @@ from lnworked.stress.config import StressConfig, warmup_for
 from lnworked.stress.explorer import rounded_curve
 
 __all__ = ["first_step_explorer", "first_step_explorer_spec", "first_step_readouts", "rate_label",
-           "FIRST_STEP_READOUT_KEYS", "MEAN_OF_SEEDS", "SAFE_THRESHOLD"]
+           "FIRST_STEP_READOUT_KEYS", "MEAN_OF_SEEDS"]
 
 #: Readout keys of :func:`first_step_explorer`, in table order (Pre-LN, Post-LN per quantity).
-FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered", "pre-safe", "post-safe")
-_AT_T = tuple(k for k in FIRST_STEP_READOUT_KEYS if not k.endswith("-safe"))  # depend on the position t
-_FIXED = tuple(k for k in FIRST_STEP_READOUT_KEYS if k.endswith("-safe"))
-#: The delivered share that defines the safe rate.
-SAFE_THRESHOLD = 0.5
+FIRST_STEP_READOUT_KEYS = ("pre-delivered", "post-delivered")
 #: The seed select's value for the average over the stored seeds (its default).
 MEAN_OF_SEEDS = "mean"
 
@@ -59,14 +54,6 @@ def rate_label(rate: float, config: StressConfig | None = None) -> str:
     return text
 
 
-def _safe_text(rate: float, rates) -> str:
-    if math.isinf(rate):
-        return f"above {format(max(rates), '.3g')} (the largest rate stored)"
-    if rate == 0:
-        return "below the smallest step stored"
-    return format(rate, ".3g")
-
-
 def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
     """The stored seeds that ``seed`` stands for: all of ``(placement, layers)``'s for :data:`MEAN_OF_SEEDS`."""
     if seed == MEAN_OF_SEEDS:
@@ -79,17 +66,14 @@ def _seeds(curves: dict, placement: str, layers: int, seed) -> list:
     return [seed]
 
 
-def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
+def first_step_readouts(curves: dict, layers: int, seed, rate: float, t: float = 1.0) -> dict:
     """Readout key -> text for one setting, from :func:`~lnworked.stress.first_step.first_step_curves`'
-    ``curves`` and :func:`~lnworked.stress.first_step.safe_rates`' ``safe``: ``*-delivered`` =
-    ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %" (0.0, never -0.0), ``*-safe`` = the
-    safe rate (3 significant digits; "above ..." or "below ..." outside the stored rates). ``t`` is a
-    stored position > 0 (default the full step). With ``seed`` = :data:`MEAN_OF_SEEDS`, the delivered
-    share is the mean over the stored seeds of each seed's value (the
-    chapter's ``full_step_shares(...).mean()`` at ``t = 1``) and the safe rate is their geometric mean
-    (:func:`~lnworked.stress.first_step.mean_safe_rate`, as the chapters quote it)."""
+    ``curves``: ``*-delivered`` = ``100 (f(t eta) - f(0)) / (t eta <g, u>)`` to one decimal with " %"
+    (0.0, never -0.0). ``t`` is a stored position > 0 (default the full step). With ``seed`` =
+    :data:`MEAN_OF_SEEDS`, the delivered share is the mean over the stored seeds of each seed's value (the
+    chapter's ``full_step_shares(...).mean()`` at ``t = 1``)."""
     from lnworked.explore import format_percent
-    from lnworked.stress.first_step import delivered_share, mean_safe_rate
+    from lnworked.stress.first_step import delivered_share
 
     out = {}
     for placement, short in _SHORT.items():
@@ -107,7 +91,6 @@ def first_step_readouts(curves: dict, safe: dict, layers: int, seed, rate: float
             i = int(at[0])
             shares.append(float(delivered_share(c["loss"], c["loss_after"][r, i], c["slope"], t * rate)))
         out[f"{short}-delivered"] = format_percent(np.mean(shares))
-        out[f"{short}-safe"] = _safe_text(mean_safe_rate(safe, placement, layers, seeds), c["rates"])
     return out
 
 
@@ -133,11 +116,11 @@ def first_step_explorer_spec(folder=None):
     """The :class:`~lnworked.explore.Explorer` over the stored first-step grid (or ``folder``'s)."""
     from lnworked.explore import Choice, Explorer, Series, Slider, _key, _readout
     from lnworked.stress.committed import committed_first_step
-    from lnworked.stress.first_step import first_step_curves, safe_rates
+    from lnworked.stress.first_step import first_step_curves
     from lnworked.style import PALETTE
 
     rows = committed_first_step(folder)[0]
-    curves, safe = first_step_curves(rows), safe_rates(rows, SAFE_THRESHOLD)
+    curves = first_step_curves(rows)
     depths = sorted({k[1] for k in curves})
     seeds = sorted({k[2] for k in curves})
     missing = [(p, d, s) for p in _SHORT for d in depths for s in seeds if (p, d, s) not in curves]
@@ -160,7 +143,7 @@ def first_step_explorer_spec(folder=None):
         return out
 
     def readouts(values):
-        return first_step_readouts(curves, safe, int(values["depth"]), _seed(values["seed"]), float(values["rate"]),
+        return first_step_readouts(curves, int(values["depth"]), _seed(values["seed"]), float(values["rate"]),
                                    float(values["t"]))
 
     def table(texts):
@@ -169,8 +152,7 @@ def first_step_explorer_spec(folder=None):
             f"<tr><th>{html.escape(label)}</th>"
             + "".join(f"<td>{_readout(f'{short}-{key}', texts[f'{short}-{key}'])}</td>" for short in _SHORT.values())
             + "</tr>"
-            for label, key in (("the step to t delivers, of its tangent's decrease", "delivered"),
-                               ("safe rate (the step still delivers half)", "safe")))
+            for label, key in (("the step to t delivers, of its tangent's decrease", "delivered"),))
         return f'<table class="lnw-table"><tr>{head}</tr>{body}</table>'
 
     def draw(ax, values, spec):
@@ -192,9 +174,8 @@ def first_step_explorer_spec(folder=None):
                     by_t = [readouts({**values, "t": t}) for t in slider.values]
                     cells[f"{_key(depth)}|{_key(seed)}|{_key(rate)}"] = {
                         **{k: rounded_curve(v) for k, v in lines(values).items()},
-                        "readouts": [[texts[k] for k in _AT_T] for texts in by_t],
-                        "fixed": [by_t[0][k] for k in _FIXED]}
-        return {"controls": ["depth", "seed", "rate"], "readouts": list(_AT_T), "fixed": list(_FIXED),
+                        "readouts": [[texts[k] for k in FIRST_STEP_READOUT_KEYS] for texts in by_t]}
+        return {"controls": ["depth", "seed", "rate"], "readouts": list(FIRST_STEP_READOUT_KEYS),
                 "t_offset": positions.index(slider.values[0]),
                 "order": list(_LABELS), "positions": positions,
                 "x_ticks": [0, 0.25, 0.5, 0.75, 1], "dash": _DASH, "width": {"pre-tangent": "1.5", "post-tangent": "1.5"},
