@@ -114,6 +114,19 @@ def _stability_map():
     return stability_map(committed_sweep()[0])
 
 
+def _schedules_side_figure():
+    from lnworked.stress.committed import committed_warmup_schedules
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.warmup_figures import schedules_figure
+    from lnworked.stress.warmup_schedules import schedule_rates, summarise
+
+    config = StressConfig()
+    losses = summarise(committed_warmup_schedules()[0])[1]
+    return schedules_figure([(f"{kind} {k}", schedule_rates((kind, k), config) / config.learning_rate, losses[(kind, k)])
+                             for kind, k in (("constant", 0), ("held", 120), ("cut", 30), ("cut", 60), ("linear", 120))],
+                            config.vocab_size, 0.1)
+
+
 #: The book's calls of each figure (chapters 1-6, the errata page, the appendix).
 FIGURES = {
     "Fig. 1.1 layer_norm_geometry": figures.layer_norm_geometry,
@@ -132,6 +145,7 @@ FIGURES = {
     "Fig. 6.2 first_update_figure": _first_update_figure,
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,
     "Fig. 6.6 warmup_schedule_figure": _schedule_figure,
+    "ch6 schedules_figure": _schedules_side_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
     "gains appendix removed_share_figure": lambda: figures.removed_share_figure(

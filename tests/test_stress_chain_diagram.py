@@ -60,22 +60,22 @@ def test_pre_and_post_values_are_in_their_placements_colours():
     values = tokens()
     fig = chain_diagram(values)
     colour = {t.get_text(): t.get_color() for t in texts(fig)}
-    for key in ("rho", "move", "safe", "delivered"):
+    for key in ("rho", "move", "delivered"):
         pre = next(text for text in colour if values[f"{key}_pre"] in text)
         post = next(text for text in colour if values[f"{key}_post"] in text)
         assert pre.startswith("Pre-LN") and colour[pre] == style.PALETTE["pre"]
         assert post.startswith("Post-LN") and colour[post] == style.PALETTE["post"]
 
 
-def test_four_links_three_arrows_between_them_and_two_side_arrows():
+def test_three_links_two_arrows_between_them_and_two_side_arrows():
     fig = chain_diagram(tokens())
     ax = fig.axes[0]
     boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
-    assert len(boxes) == 6  # four links, two fixes
-    assert len(arrows) == 5
+    assert len(boxes) == 5  # three links, two fixes
+    assert len(arrows) == 4
     chain = sorted((b for b in boxes if b.get_x() < 1), key=lambda b: -b.get_y())
-    assert len(chain) == 4
+    assert len(chain) == 3
     side = [a for a in arrows if a._posA_posB[0][1] == a._posA_posB[1][1]]  # horizontal arrows
     assert len(side) == 2
     # each side arrow ends on a chain box: DeepNorm's on the first link, warmup's on the last
@@ -94,8 +94,8 @@ def test_a_missing_key_is_named(key):
 
 def test_a_value_that_is_not_a_formatted_string_is_refused():
     values = tokens()
-    values["safe_post"] = 3.1e-4
-    with pytest.raises(ValueError, match="safe_post"):
+    values["delivered_post"] = 13.0
+    with pytest.raises(ValueError, match="delivered_post"):
         chain_diagram(values)
     with pytest.raises(ValueError, match="numbers"):
         chain_diagram(["rho_pre"])

@@ -12,7 +12,8 @@ from matplotlib.colors import to_hex
 
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
-                                            rate_rise_figure, step_response_figure, warmup_schedule_figure)
+                                            rate_rise_figure, schedules_figure, step_response_figure,
+                                            warmup_schedule_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -184,6 +185,37 @@ def test_rate_rise_figure_needs_the_full_rate_the_whole_warmup_and_both_kinds():
         rate_rise_figure({k: v for k, v in losses.items() if k[0] != "cut"}, 12, 64, 0.1)
 
 
+def _schedule_runs():
+    """Two runs over 12 steps, two seeds: run i's loss is (i + 1) * (seed 1: 1, seed 2: 3), its rate ramps or is held."""
+    ramp, held = np.minimum(1.0, np.arange(1, 13) / 6), np.where(np.arange(1, 13) <= 6, 0.1, 1.0)
+    return [("ramp", ramp, np.outer([1.0, 3.0], np.full(12, 1.0))), ("held", held, np.outer([1.0, 3.0], np.full(12, 2.0)))]
+
+
+def test_schedules_figure_draws_each_runs_rate_and_mean_loss_in_one_look():
+    runs = _schedule_runs()
+    fig = schedules_figure(runs, 64, 0.1)
+    top, bottom = fig.axes
+    for i, (label, rates, losses) in enumerate(runs):
+        (rate,) = [ln for ln in top.get_lines() if ln.get_gid() == f"rate-{i}"]
+        (loss,) = [ln for ln in bottom.get_lines() if ln.get_gid() == f"loss-{i}"]
+        assert np.allclose(rate.get_ydata(), rates)
+        assert np.allclose(loss.get_ydata(), losses.mean(axis=0))  # 2 and 4: the mean of 1x and 3x
+        assert (rate.get_color(), rate.get_linestyle(), rate.get_marker()) == \
+            (loss.get_color(), loss.get_linestyle(), loss.get_marker())
+    assert bottom.get_yscale() == "log" and top.get_yscale() == "linear"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["ramp", "held"]
+    # one look per run: no two runs share a colour
+    assert len({ln.get_color() for ln in top.get_lines() if ln.get_gid()}) == 2
+
+
+def test_schedules_figure_rejects_no_runs_and_mismatched_steps():
+    with pytest.raises(ValueError, match="^runs"):
+        schedules_figure([], 64, 0.1)
+    label, rates, losses = _schedule_runs()[0]
+    with pytest.raises(ValueError, match="ramp"):
+        schedules_figure([(label, rates[:-1], losses)], 64, 0.1)
+
+
 def test_step_response_figure_rejects_no_rows():
     with pytest.raises(ValueError, match="rows"):
         step_response_figure([])
@@ -198,6 +230,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: step_response_figure(_response_rows()),
     lambda: warmup_schedule_figure(_finals(), 64, 0.1),
     lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1),
+    lambda: schedules_figure(_schedule_runs(), 64, 0.1),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()

@@ -1,6 +1,7 @@
-"""Chapter 7's chain in one picture: branch share → sensitivity → tangent → delivered share.
+"""Chapter 7's chain in one picture: branch share → sensitivity → the loss leaves its tangent, so a
+full-rate first step delivers little.
 
-:func:`chain_diagram` draws four boxes top to bottom, one per link of the chain that the
+:func:`chain_diagram` draws three boxes top to bottom, one per link of the chain that the
 chapter measures (each carrying its Pre-LN and Post-LN values), and two side boxes for the
 two fixes, each with an arrow to the link it acts on: DeepNorm's branch scale :math:`\\kappa`
 lowers the branch share :math:`\\rho`, and warmup shrinks the first step. The function computes
@@ -28,8 +29,6 @@ CHAIN_KEYS = {
     "move_pre": "Pre-LN's logit change (relative) under warmup's first step",
     "move_post": "Post-LN's logit change (relative) under warmup's first step",
     "move_ratio": "Post-LN's logit change over Pre-LN's, per unit of step",
-    "safe_pre": "Pre-LN's safe rate (first step delivers half)",
-    "safe_post": "Post-LN's safe rate",
     "delivered_pre": "share (%) of its promise Pre-LN's full-rate first step delivers",
     "delivered_post": "share (%) Post-LN's full-rate first step delivers",
     "warmup_factor": "how many times smaller warmup's first step is",
@@ -44,7 +43,7 @@ OPEN_KEYS = ("kappa_fold", "kappa_delivered")
 #: Figure width in inches: 12 pt text drawn at 110 dpi and shrunk to the 342 px a phone gives it stays >= 13 px.
 WIDTH = 3.92
 
-_HEIGHT = 8.6  # inches
+_HEIGHT = 6.35  # inches
 _CHAIN = (0.05, 2.15)  # x range of the chain's boxes, inches
 _SIDE = (2.3, 3.88)  # x range of the fixes' boxes, inches
 _BOX_HEIGHT = 1.75
@@ -105,10 +104,7 @@ def chain_diagram(numbers: Mapping):
          (f"Pre-LN   {n['move_pre']}", pre, False),
          (f"Post-LN  {n['move_post']} ({n['move_ratio']}×)", post, False)],
         [("Loss leaves its", text, True), ("tangent sooner", text, True),
-         ("safe rate", text, False), ("(half delivered):", text, False),
-         (f"Pre-LN   {n['safe_pre']}", pre, False), (f"Post-LN  {n['safe_post']}", post, False)],
-        [("A full-rate first step", text, True), ("delivers little", text, True),
-         ("share of its promise:", text, False),
+         ("a full-rate first step", text, False), ("keeps, of its promise:", text, False),
          (f"Pre-LN   {n['delivered_pre']}%", pre, False), (f"Post-LN  {n['delivered_post']}%", post, False)],
     ]
     fig, ax = new_figure(WIDTH, _HEIGHT)
@@ -128,7 +124,7 @@ def chain_diagram(numbers: Mapping):
          if n["kappa_fold"] is not None else
          [("DeepNorm's κ", fix, True), ("ρ lower", text, False), ("→ measured", post, False),
           ("below", text, False)]),
-        (3, [("Warmup", fix, True), ("first step", text, False), (f"{n['warmup_factor']}× smaller", text, False),
+        (2, [("Warmup", fix, True), ("first step", text, False), (f"{n['warmup_factor']}× smaller", text, False),
              (f"→ {n['warmup_delivered']}%", post, False), ("delivered", text, False)]),
     ]
     for link, lines in fixes:

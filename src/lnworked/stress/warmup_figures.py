@@ -19,7 +19,8 @@ from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
-           "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure"]
+           "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
+           "schedules_figure", "SCHEDULE_LOOKS"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -367,4 +368,45 @@ def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: floa
         _style(ax, title, "step", "loss (nats)")
         ax.legend(fontsize=FONT_390["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                   ncols=2, columnspacing=0.8, handlelength=1.8)
+    return fig
+
+
+#: Looks of :func:`schedules_figure`'s runs, in the order given (then cycled): colour, line style, marker.
+SCHEDULE_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["grey"], ":", "^"), (PALETTE["orange"], "-.", "D"),
+                  (PALETTE["blue"], "-", "o"), (PALETTE["navy"], "-", "v"))
+
+
+def schedules_figure(runs, vocab_size: int, threshold: float):
+    """Post-LN's runs under several rate schedules side by side, two stacked panels sharing the step
+    axis: top, each run's rate over the full rate, ``eta_s / eta``; bottom, its training loss (log
+    scale), the mean over seeds as a line with the seeds' range as a band. ``runs``: a sequence of
+    ``(label, rates (steps,) relative to eta, losses (seeds, steps))``, drawn in the looks of
+    :data:`SCHEDULE_LOOKS` in that order. The uniform guess ``ln vocab_size`` dashed, ``threshold``
+    (learned) dotted; one legend below both panels."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs: needs at least one (label, rates, losses)")
+    for label, rates, losses in runs:
+        if np.ndim(rates) != 1 or np.ndim(losses) != 2 or np.shape(losses)[1] != len(rates):
+            raise ValueError(f"runs: {label!r} needs rates (steps,) and losses (seeds, steps) over the same steps")
+    fig, (top, bottom) = new_figure(WIDTH, 10.5, nrows=2)
+    every = max(1, len(runs[0][1]) // 6)
+    for i, (label, rates, losses) in enumerate(runs):
+        color, style, marker = SCHEDULE_LOOKS[i % len(SCHEDULE_LOOKS)]
+        steps = np.arange(1, len(rates) + 1)
+        top.plot(steps, rates, linestyle=style, color=color, linewidth=2.5, marker=marker, markevery=every,
+                 markersize=7, label=label, gid=f"rate-{i}")
+        line = loss_band(bottom, np.asarray(losses, float), style, color, label, 2.0, gid=f"loss-{i}")
+        line.set(marker=marker, markevery=every, markersize=7)
+    top.set_ylim(-0.05, 1.1)
+    for ax in (top, bottom):
+        ax.set_xlim(0, len(runs[0][1]) + 1)
+    _style(top, "The rate each step takes", "", "rate / full rate η")
+    bottom.set_yscale("log")
+    low = min(threshold, min(float(np.nanmin(losses)) for _, _, losses in runs))
+    bottom.set_ylim(low / 2, 3 * np.log(vocab_size))
+    uniform_guess(bottom, vocab_size)
+    bottom.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
+    _style(bottom, "Post-LN's training loss", "step", "loss (nats)")
+    _legend_below(fig, top)
     return fig
