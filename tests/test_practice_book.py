@@ -136,6 +136,7 @@ def test_chapter_executes_and_glues_every_statement_and_solution(notebook, monke
         assert glued[f"{name}-statement"] == breakable_equations(problem.statement) + tolerance
         assert glued[f"{name}-solution"].startswith(breakable_equations(problem.solution))
         assert problem.answer.text in glued[f"{name}-solution"]
+        assert "|r_j|" not in glued[f"{name}-solution"]  # the rule's jargon stays in the handouts' key
     html = [o["data"]["text/html"] for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
     assert any('class="lnw-checker"' in text and "lnwAnswers" in text for text in html)
     assert not any("widget-view" in str(c.get("outputs")) for c in nb.cells)

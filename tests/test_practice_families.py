@@ -70,7 +70,18 @@ def independent(problem):
         return optax_first_update(p)
     if name == "branch_share":
         return share_of_explicit_vectors(p, seed=len(problem.stem))
+    if name == "one_logit_step":
+        return np.array([one_logit_share_exact(u) for u in (exact(p["a"]), p["k"] * exact(p["a"]))])
     raise KeyError(name)
+
+
+def one_logit_share_exact(u) -> float:
+    """SymPy, 30 digits: the loss drop ln 2 - ln(1 + e^(-u)) over the tangent's drop
+    -phi'(0) u, with phi'(0) taken by differentiating phi(o) = ln(1 + e^(-o)) symbolically."""
+    o = sp.Symbol("o")
+    phi = sp.log(1 + sp.exp(-o))
+    slope = sp.diff(phi, o).subs(o, 0)
+    return float(sp.N((phi.subs(o, 0) - phi.subs(o, u)) / (-slope * u), 30))
 
 
 def optax_first_update(p) -> np.ndarray:
@@ -180,6 +191,18 @@ def test_adam_first_update_moves_every_entry_by_about_the_rate():
         assert np.all((step > 0.75) & (step < 1.25)), (seed, step)
         louder = optax_first_update({**p, "g": [1000 * v for v in p["g"]]})
         np.testing.assert_allclose(louder, optax_first_update(p), atol=0.1 * p["learning_rate"])
+
+
+def test_one_logit_step_the_more_sensitive_logit_keeps_less():
+    """Vary the cause: the same step on a logit k times as sensitive delivers a smaller share,
+    and both shares follow 1 - u/4 to second order (within u^2/16 of it here)."""
+    for seed in SEEDS:
+        problem = variant(seed, "ada", "one_logit_step")
+        share_a, share_b = problem.answer.value
+        a, k = problem.params["a"], problem.params["k"]
+        assert k >= 2 and 0 < share_b < share_a < 1, (seed, share_a, share_b)
+        for u, share in ((a, share_a), (k * a, share_b)):
+            assert abs(share - (1 - u / 4)) <= u * u / 16, (seed, u, share)
 
 
 def test_branch_share_falls_with_alpha_on_explicit_vectors():

@@ -59,6 +59,8 @@ _LIST = [
            concepts.make_identity_path),
     Family("adam_first_update", "AdamW's first update: every parameter moves by about η, whatever its gradient",
            "vector", warmup.make_adam_first_update),
+    Family("one_logit_step", "One step on one logit: a more sensitive output keeps a smaller share of its promise",
+           "vector", warmup.make_one_logit_step),
     Family("branch_share", "A Post-LN sublayer's branch share ρ under DeepNorm's residual weight α", "number",
            warmup.make_branch_share),
     Family("why_warmup", "Which measured quantity explains why Post-LN needs warmup", "choice",

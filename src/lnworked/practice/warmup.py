@@ -9,6 +9,10 @@ AdamW's first update, with Adam's bias-corrected statistics :math:`\\hat m_1 = g
 .. math:: \\Delta\\theta = -\\eta\\Big(\\frac{g}{\\sqrt{\\hat v_1} + \\varepsilon} + \\lambda\\,\\theta_0\\Big)
           = -\\eta\\Big(\\frac{g}{|g| + \\varepsilon} + \\lambda\\,\\theta_0\\Big).
 
+A step that moves one two-class example's logit margin from 0 by :math:`a` promises the drop
+:math:`a/2` (the slope of :math:`\\ln(1 + e^{-o})` at 0 is :math:`-1/2`) and delivers
+:math:`\\ln 2 - \\ln(1 + e^{-a})` (:mod:`lnworked.stress.one_logit`).
+
 The branch share of a DeepNorm sum :math:`N(\\alpha x + F)` is
 :math:`\\rho = \\lVert F\\rVert^2 / \\lVert \\alpha x + F\\rVert^2`, with
 :math:`\\alpha = (2L)^{1/4}` for a decoder of :math:`L` blocks
@@ -24,8 +28,8 @@ from lnworked.practice.concepts import _choice_problem, shuffled
 from lnworked.practice.forward import tex_vec
 from lnworked.practice.problem import Answer, Problem, number_tex, vector_tex
 
-__all__ = ["adamw_first_update", "branch_share", "make_adam_first_update", "make_branch_share",
-           "make_why_warmup"]
+__all__ = ["adamw_first_update", "branch_share", "make_adam_first_update", "make_one_logit_step",
+           "make_branch_share", "make_why_warmup"]
 
 #: Adam's epsilon in the book's optimiser (Optax's ``scale_by_adam`` default).
 ADAM_EPS = 1e-8
@@ -100,6 +104,49 @@ def make_adam_first_update(rng) -> Problem:
     params = {"g": g, "theta0": theta0, "learning_rate": rate, "eps": eps, "weight_decay": decay}
     return Problem("adam_first_update", "AdamW's first update", stem, Answer("vector", tuple(update)),
                    solution, params)
+
+
+def make_one_logit_step(rng) -> Problem:
+    """The same step on two logits, one ``k`` times as sensitive as the other: the share of its
+    promise ``a / 2`` each delivers, ``(ln 2 - ln(1 + e^(-a))) / (a / 2)``, at the logit's moves
+    ``a`` and ``k a``."""
+    from lnworked.stress.one_logit import HALF_SHARE_MOVE, one_logit_share
+
+    move = float(rng.integers(2, 17)) / 8.0  # 0.25 .. 2
+    k = int(rng.integers(2, 6))  # 2 .. 5
+    moves = (move, k * move)
+    shares = tuple(float(one_logit_share(u)) for u in moves)
+    lines = []
+    for name, a, share in zip("AB", moves, shares):
+        drop = float(np.log(2.0) - np.logaddexp(0.0, -a))
+        lines.append(
+            f"- Model {name}, $a$ = {number_tex(a)}: promise {number_tex(a / 2)} nats, drop "
+            f"$\\ln 2 - \\ln(1 + e^{{-{number_tex(a)}}}) = {number_tex(drop)}$ nats, share "
+            f"${number_tex(drop)}/{number_tex(a / 2)} = {number_tex(share)}$.\n")
+    stem = (
+        "Two models start from a uniform guess on one example with two classes: the logit margin "
+        "$o$ (the right class's logit minus the other's) is 0 and the loss is "
+        "$\\phi(o) = \\ln(1 + e^{-o}) = \\ln 2$. The same first step moves model A's margin by "
+        f"{number_tex(move)} and model B's by {k} × {number_tex(move)} = {number_tex(k * move)}: "
+        f"B's output is {k} times as sensitive to the step. What share of the drop its gradient "
+        "promises (the tangent's drop) does the step deliver in each model? Answer "
+        "$(\\text{share}_A, \\text{share}_B)$."
+    )
+    solution = (
+        "- The slope at the start is $\\phi'(0) = -1/(1 + e^0) = -\\tfrac12$, so a step that moves "
+        "the margin by $a$ (the logit's move) promises the drop $a/2$ nats, and delivers "
+        "$\\ln 2 - \\ln(1 + e^{-a})$.\n"
+        + "".join(lines)
+        + f"- B's step promises {k} times as much, but keeps a smaller share of it: its loss "
+        "leaves its tangent sooner. For a small move the share is about $1 - a/4$ (the "
+        "curvature $\\phi''(0) = \\tfrac14$ bends the loss up), and it falls to one half at a "
+        f"move of {number_tex(HALF_SHARE_MOVE)}. So the more sensitive output needs a smaller "
+        "step to follow its gradient: chapter 6 measures the same effect on Post-LN's logits, "
+        "and a warmup's small first steps are what keep it on its tangent.\n"
+    )
+    params = {"a": move, "k": k}
+    return Problem("one_logit_step", "One step on one logit: the share of its promise",
+                   stem, Answer("vector", shares), solution, params)
 
 
 def make_branch_share(rng) -> Problem:
