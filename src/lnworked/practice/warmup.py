@@ -27,6 +27,7 @@ from lnworked.placements import deepnorm_constants
 from lnworked.practice.concepts import _choice_problem, shuffled
 from lnworked.practice.forward import tex_vec
 from lnworked.practice.problem import Answer, Problem, number_tex, vector_tex
+from lnworked.stress.one_logit import HALF_SHARE_MOVE, one_logit_share, one_logit_walk
 
 __all__ = ["adamw_first_update", "branch_share", "make_adam_first_update", "make_one_logit_step",
            "make_branch_share", "make_why_warmup"]
@@ -110,15 +111,13 @@ def make_one_logit_step(rng) -> Problem:
     """The same step on two logits, one ``k`` times as sensitive as the other: the share of its
     promise ``a / 2`` each delivers, ``(ln 2 - ln(1 + e^(-a))) / (a / 2)``, at the logit's moves
     ``a`` and ``k a``."""
-    from lnworked.stress.one_logit import HALF_SHARE_MOVE, one_logit_share
-
     move = float(rng.integers(2, 17)) / 8.0  # 0.25 .. 2
     k = int(rng.integers(2, 6))  # 2 .. 5
     moves = (move, k * move)
     shares = tuple(float(one_logit_share(u)) for u in moves)
     lines = []
     for name, a, share in zip("AB", moves, shares):
-        drop = float(np.log(2.0) - np.logaddexp(0.0, -a))
+        drop = -float(one_logit_walk(a, 1.0)[0])
         lines.append(
             f"- Model {name}, $a$ = {number_tex(a)}: promise {number_tex(a / 2)} nats, drop "
             f"$\\ln 2 - \\ln(1 + e^{{-{number_tex(a)}}}) = {number_tex(drop)}$ nats, share "
