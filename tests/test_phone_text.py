@@ -127,6 +127,21 @@ def _schedules_side_figure():
                             config.vocab_size, 0.1)
 
 
+def _sharpness_figure():
+    from lnworked.stress.committed import committed_warmup_sharpness
+    from lnworked.stress.sharpness import RUNS, adam_threshold
+    from lnworked.stress.warmup_figures import SCHEDULE_LOOKS, sharpness_figure
+
+    rows = committed_warmup_sharpness()[0]
+    seeds, steps = sorted({r["seed"] for r in rows}), sorted({r["step"] for r in rows})
+    runs = []
+    for (pre_norm, (kind, k)), look in zip(RUNS, SCHEDULE_LOOKS + (SCHEDULE_LOOKS[0],)):
+        table = {(r["seed"], r["step"]): r["sharpness"] for r in rows
+                 if (r["placement"] == "Pre-LN") == pre_norm and (r["kind"], r["k"]) == (kind, k)}
+        runs.append((f"{kind} {k}", steps, [[table[s, t] for t in steps] for s in seeds], look, min(k, 120)))
+    return sharpness_figure(runs, adam_threshold(0.9))
+
+
 #: The book's calls of each figure (chapters 1-6, the errata page, the appendix).
 FIGURES = {
     "Fig. 1.1 layer_norm_geometry": figures.layer_norm_geometry,
@@ -137,7 +152,7 @@ FIGURES = {
     "Fig. 4.1 residual_growth": figures.residual_growth,
     "Fig. 5.3 stability_map": _stability_map,
     "Fig. 10.1 errata_chart": figures.errata_chart,
-    "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(marks=(24, 96)),
+    "Fig. 3.3 gradient_over_depth": lambda: figures.gradient_over_depth(layers=48, marks=(24, 48)),
     "appendix layer_gradient_figure": _layer_figure,
     "ch3 gain_split_scatter": lambda: figures.gain_split_scatter(
         {b: (np.exp(0.1 * np.arange(1, 7) / b), np.exp(-0.1 * np.arange(1, 7) * b)) for b in (0.5, 1.0, 2.0)}),
@@ -146,6 +161,7 @@ FIGURES = {
     "Fig. 6.3 safe_rate_figure": _safe_rate_figure,
     "Fig. 6.6 warmup_schedule_figure": _schedule_figure,
     "ch6 schedules_figure": _schedules_side_figure,
+    "ch6 sharpness_figure": _sharpness_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
     "gains appendix removed_share_figure": lambda: figures.removed_share_figure(
@@ -209,7 +225,7 @@ def test_gradient_over_depth_keeps_the_marks_values_inside_the_axes():
     """The values written at the marks (and the legend, below the axes) stay inside the figure's own box."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    fig = figures.gradient_over_depth(marks=(24, 96))
+    fig = figures.gradient_over_depth(layers=48, marks=(24, 48))
     renderer = FigureCanvasAgg(fig).get_renderer()
     fig.draw(renderer)
     (ax,) = fig.axes

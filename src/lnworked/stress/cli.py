@@ -21,7 +21,8 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "provenance"]
+           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_sharpness",
+           "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -140,6 +141,14 @@ def register(subparsers) -> None:
                                            "rates 2, 4 and 8 times smaller, and with the article's warmup cut at "
                                            "step 30, 60 or 90; writes warmup-schedules.csv.")
     _stored_run_arguments(schedules, "warmup-schedules", run_warmup_schedules)
+    sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
+                                                    "and Pre-LN's constant rate",
+                           description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
+                                       "(stable below (2 + 2 b1) / (1 - b1) = 38), on the first batch, at steps "
+                                       "0-120 of Post-LN at the constant rate, with its first 120 steps held small, "
+                                       "with the article's warmup cut at step 30 or 60 and whole, and of Pre-LN at "
+                                       "the constant rate; writes warmup-sharpness.csv.")
+    _stored_run_arguments(sharp, "warmup-sharpness", run_warmup_sharpness)
 
 
 
@@ -444,3 +453,16 @@ def run_warmup_schedules(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)
+
+
+def run_warmup_sharpness(args) -> int:
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.sharpness import sharpness_rows, write_sharpness_csv
+
+    seeds = check_seeds(args.seeds)
+
+    def progress(step):
+        print(f"  measured step {step}", file=sys.stderr, flush=True)
+
+    return _run_stored(args, "warmup-sharpness", seeds, lambda s: sharpness_rows(s, progress=progress),
+                       write_sharpness_csv)

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
-           "committed_deepnorm", "committed_first_step", "committed_branch_scale", "committed_family",
+           "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
            "committed_warmup_schedules",
            "provenance_markdown"]
 
@@ -98,6 +98,14 @@ def committed_warmup_schedules(folder=None):
     from lnworked.stress.warmup_schedules import read_schedule_csv
 
     return _read("warmup-schedules.csv", "warmup-schedules-provenance.json", folder, read_schedule_csv)
+
+
+def committed_warmup_sharpness(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-sharpness``
+    (``warmup-sharpness.csv``), or of ``folder``'s."""
+    from lnworked.stress.sharpness import read_sharpness_csv
+
+    return _read("warmup-sharpness.csv", "warmup-sharpness-provenance.json", folder, read_sharpness_csv)
 
 
 def committed_deepnorm(folder=None):

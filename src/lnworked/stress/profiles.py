@@ -38,7 +38,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import initial_state, make_chunk_fn
 from lnworked.validation import check_int
 
-__all__ = ["SNAPSHOTS", "QUANTITIES", "make_profile_fn", "trained_profiles", "write_profiles_csv",
+__all__ = ["SNAPSHOTS", "QUANTITIES", "make_profile_fn", "trained_snapshots", "trained_profiles", "write_profiles_csv",
            "read_profiles_csv", "step_responses", "make_step_response_fn", "write_step_response_csv",
            "read_step_response_csv"]
 
@@ -86,18 +86,17 @@ def make_profile_fn(config: StressConfig):
     return profile
 
 
-def _trained_snapshots(config: StressConfig, runs, pre, sources, targets, snapshots, device):
-    """Train ``runs`` from their shared initial weights and yield ``(step, params, opt_state,
-    alive)`` at each of the sorted ``snapshots`` steps (0 = the initial weights).
+def trained_snapshots(config: StressConfig, seeds, pre, rates, sources, targets, snapshots, device):
+    """Train one run per seed of ``seeds`` (placement ``pre[r]``, rates ``rates[r]`` of shape
+    ``(runs, steps)``) and yield ``(step, params, opt_state, alive)``, stacked over runs, at each of
+    the sorted ``snapshots`` steps (0 = the initial weights).
 
-    Training is the compiled path (:func:`lnworked.stress.train.make_chunk_fn`) on the full run's
-    rate schedule, in chunks of ``gcd`` of the snapshot steps; iterate inside
-    ``jax.default_device(device)``."""
-    rates = np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps)
-                      for r in runs]).astype(np.float32)
+    Training is the compiled path (:func:`lnworked.stress.train.make_chunk_fn`), in chunks of
+    ``gcd`` of the snapshot steps; iterate inside ``jax.default_device(device)``."""
+    rates = np.asarray(rates, np.float32)
     chunk = reduce(math.gcd, [s for s in snapshots if s > 0], 0) or 1
-    (params, opt_state), _ = initial_state(config, [config.seed] * len(runs), device)
-    alive = np.ones(len(runs), bool)
+    (params, opt_state), _ = initial_state(config, list(seeds), device)
+    alive = np.ones(len(rates), bool)
     step, compiled = 0, None
     while True:
         if step in snapshots:
@@ -112,6 +111,11 @@ def _trained_snapshots(config: StressConfig, runs, pre, sources, targets, snapsh
         (params, opt_state, alive), _ = compiled(*args)
         params, opt_state, alive = jax.tree.map(np.asarray, (params, opt_state, alive))
         step += chunk
+
+
+def _run_rates(config: StressConfig, runs) -> np.ndarray:
+    """The rates of ``runs`` (:class:`~lnworked.stress.config.RunSpec`): each full run's schedule."""
+    return np.stack([learning_rates(config.learning_rate, config.steps, r.warmup_steps) for r in runs])
 
 
 def trained_profiles(config: StressConfig | None = None, snapshots=SNAPSHOTS, device=None,
@@ -131,7 +135,9 @@ def trained_profiles(config: StressConfig | None = None, snapshots=SNAPSHOTS, de
     with jax.default_device(device):
         profile = None
         try:
-            for step, params, _, alive in _trained_snapshots(config, runs, pre, sources, targets, snapshots, device):
+            for step, params, _, alive in trained_snapshots(config, [config.seed] * len(runs), pre,
+                                                            _run_rates(config, runs), sources, targets, snapshots,
+                                                            device):
                 if profile is None:
                     prof_args = (params, sources[0], targets[0], pre)
                     profile, _ = compile_program(jax.vmap(make_profile_fn(config), in_axes=(0, None, None, 0)),
@@ -285,8 +291,9 @@ def step_responses(config: StressConfig | None = None, snapshots=RESPONSE_SNAPSH
     with jax.default_device(device):
         respond = None
         try:
-            for step, params, opt_state, alive in _trained_snapshots(config, runs, pre, sources, targets,
-                                                                     snapshots, device):
+            for step, params, opt_state, alive in trained_snapshots(config, [config.seed] * len(runs), pre,
+                                                                    _run_rates(config, runs), sources, targets,
+                                                                    snapshots, device):
                 args = (params, opt_state, sources[0], targets[0], pre, eta)
                 if respond is None:
                     respond, _ = compile_program(

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS"]
+           "schedules_figure", "SCHEDULE_LOOKS", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -409,4 +409,35 @@ def schedules_figure(runs, vocab_size: int, threshold: float):
     bottom.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
     _style(bottom, "Post-LN's training loss", "step", "loss (nats)")
     _legend_below(fig, top)
+    return fig
+
+
+def sharpness_figure(runs, threshold: float):
+    """Adam's preconditioned sharpness times the full rate (log scale) against the step, one line per
+    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
+    the run's rate becomes the full rate. ``runs``: a sequence of ``(label, steps (n,), values
+    (seeds, n), look, full_from)``, ``look`` a ``(colour, line style, marker)`` (e.g. of
+    :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of ``steps``) from which the rate is the full
+    rate. ``threshold``: the stability threshold, drawn dashed and labelled; one legend below."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs: needs at least one (label, steps, values, look, full_from)")
+    fig, ax = new_figure(WIDTH, 7.4)
+    for label, steps, values, (color, style, marker), full_from in runs:
+        steps, values = list(steps), np.asarray(values, float)
+        if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or full_from not in steps:
+            raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its steps")
+        mean = np.exp(np.log(values).mean(axis=0))
+        ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7, label=label)
+        for seed_values in values:
+            ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
+        ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
+                markeredgecolor=color, markeredgewidth=2)
+    ax.set_yscale("log")
+    ax.axhline(threshold, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
+    ax.annotate(f"{threshold:.0f}: stable below", (0, threshold), xycoords=("axes fraction", "data"),
+                xytext=(4, -4), textcoords="offset points", ha="left", va="top",
+                fontsize=FONT_390["legend"], color=PALETTE["text"])
+    _style(ax, "What the full rate would face", "step", "η × preconditioned sharpness")
+    _legend_below(fig, ax)
     return fig

@@ -1,0 +1,178 @@
+"""Adam's preconditioned sharpness (lnworked.stress.sharpness).
+
+Independent routes: the stability threshold against heavy-ball momentum simulated on a
+one-dimensional quadratic just below and just above it; Lanczos against NumPy's dense
+eigenvalues; the preconditioned Hessian-vector product against JAX's dense Hessian of the
+flattened loss, and its preconditioner against the update AdamW itself takes."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+from lnworked.stress import StressConfig
+from lnworked.stress.data import make_batches
+from lnworked.stress.optim import make_optimizer
+from lnworked.stress.sharpness import (adam_threshold, lanczos_extremes, make_sharpness_fns, read_sharpness_csv,
+                                       run_rates, sharpness_rows, write_sharpness_csv)
+from lnworked.stress.stacked import make_logits
+from lnworked.stress.step import make_loss
+from lnworked.stress.train import initial_state
+
+TINY = StressConfig(layers=1, steps=6, batch_size=2, sequence_length=4, width=8, heads=2, vocab_size=8)
+
+
+def heavy_ball_amplitude(b1, eta_lam, steps=4000):
+    """|theta| after ``steps`` of Adam's momentum with a frozen preconditioner on lam theta^2 / 2
+    (units where the preconditioned curvature is lam and the rate eta)."""
+    theta, m = 1.0, 0.0
+    for _ in range(steps):
+        m = b1 * m + (1 - b1) * eta_lam * theta
+        theta -= m
+        if abs(theta) > 1e6:  # grown: stop before it overflows
+            break
+    return abs(theta)
+
+
+@pytest.mark.parametrize("b1", [0.0, 0.5, 0.9])
+def test_threshold_separates_shrinking_from_growing_heavy_ball(b1):
+    threshold = adam_threshold(b1)
+    assert heavy_ball_amplitude(b1, 0.97 * threshold) < 1e-3
+    assert heavy_ball_amplitude(b1, 1.03 * threshold) > 1e3
+
+
+def test_threshold_is_38_for_the_articles_b1_and_2_without_momentum():
+    assert adam_threshold(StressConfig().b1) == pytest.approx(38)
+    assert adam_threshold(0) == 2
+
+
+@pytest.mark.parametrize("b1", [1.0, -0.1])
+def test_threshold_rejects_b1_outside_0_1(b1):
+    with pytest.raises(ValueError, match="^b1"):
+        adam_threshold(b1)
+
+
+def test_lanczos_finds_the_extreme_eigenvalues_of_dense_matrices():
+    rng = np.random.default_rng(3)
+    mats = [(lambda a: a + a.T)(rng.standard_normal((30, 30))) for _ in range(2)]
+    top, low = lanczos_extremes(lambda q: np.stack([m @ v for m, v in zip(mats, q)]), 2, 30, iterations=30)
+    exact = [np.linalg.eigvalsh(m) for m in mats]
+    assert np.allclose(top, [e[-1] for e in exact]) and np.allclose(low, [e[0] for e in exact])
+    # fewer iterations: estimates from inside the spectrum
+    top8, low8 = lanczos_extremes(lambda q: np.stack([m @ v for m, v in zip(mats, q)]), 2, 30, iterations=8)
+    assert np.all(top8 <= top + 1e-9) and np.all(low8 >= low - 1e-9)
+
+
+def test_lanczos_rejects_more_iterations_than_dimensions():
+    with pytest.raises(ValueError, match="^iterations"):
+        lanczos_extremes(lambda q: q, 1, 4, iterations=5)
+
+
+def _tiny_state():
+    (params, opt_state), _ = initial_state(TINY, [0])
+    one = jax.tree.map(lambda leaf: jnp.asarray(leaf[0]), (params, opt_state))
+    sources, targets = make_batches(TINY)
+    return one, sources[0], targets[0]
+
+
+def test_preconditioned_product_matches_the_dense_hessian():
+    (params, opt_state), source, target = _tiny_state()
+    scale, apply = make_sharpness_fns(TINY)
+    adam = opt_state[0]
+    loss, s = scale(params, adam.nu, adam.count, source, target, False)
+    flat, unravel = ravel_pytree(params)
+    loss_fn = make_loss(make_logits(TINY, unroll=1))
+    hessian = jax.hessian(lambda f: loss_fn(unravel(f), source, target, False))(flat)
+    w = jax.random.normal(jax.random.PRNGKey(1), flat.shape)
+    mine, dense = apply(params, s, w, source, target, False), s * (hessian @ (s * w))
+    assert np.linalg.norm(mine - dense) <= 1e-4 * np.linalg.norm(dense)
+    assert np.isclose(loss, loss_fn(params, source, target, False))
+
+
+def test_preconditioner_is_what_adamw_divides_the_first_gradient_by():
+    (params, opt_state), source, target = _tiny_state()
+    scale, _ = make_sharpness_fns(TINY)
+    adam = opt_state[0]
+    _, s = scale(params, adam.nu, adam.count, source, target, True)
+    grads = jax.grad(make_loss(make_logits(TINY, unroll=1)))(params, source, target, True)
+    update, _ = make_optimizer(TINY).update(grads, opt_state, params)
+    # AdamW's first update: -(g / (|g| + eps) + wd theta)
+    decay = TINY.weight_decay * ravel_pytree(params)[0]
+    assert np.allclose(-ravel_pytree(update)[0] - decay, ravel_pytree(grads)[0] * s ** 2, rtol=1e-4, atol=1e-6)
+
+
+def test_rows_cover_every_run_seed_and_snapshot_and_round_trip(tmp_path):
+    runs = ((False, ("constant", 0)), (False, ("linear", 4)), (True, ("constant", 0)))
+    rows = sharpness_rows([0, 1], runs, (0, 2), TINY, iterations=4)
+    assert len(rows) == 3 * 2 * 2
+    warm = [r for r in rows if r["kind"] == "linear" and r["step"] == 2]
+    assert all(r["rate"] == pytest.approx(3 / 4) for r in warm)
+    assert all(r["lowest"] <= r["sharpness"] for r in rows)
+    # at step 0 both Post-LN runs share their weights, so their measures agree
+    first = {(r["kind"], r["seed"]): r["sharpness"] for r in rows if r["step"] == 0 and r["placement"] == "Post-LN"}
+    assert first[("constant", 0)] == pytest.approx(first[("linear", 0)], rel=1e-4)
+    write_sharpness_csv(rows, tmp_path / "s.csv")
+    back = read_sharpness_csv(tmp_path / "s.csv")
+    assert [(r["placement"], r["kind"], r["k"], r["seed"], r["step"]) for r in back] == \
+        [(r["placement"], r["kind"], r["k"], r["seed"], r["step"]) for r in rows]
+    assert np.allclose([r["sharpness"] for r in back], [r["sharpness"] for r in rows], rtol=1e-7)
+
+
+def test_pre_ln_is_measured_at_the_constant_rate_only():
+    with pytest.raises(ValueError, match="^runs"):
+        run_rates((True, ("linear", 4)), TINY)
+
+
+@pytest.mark.parametrize("snapshots", [(), (-1,), (6,)])
+def test_rows_reject_bad_snapshots_naming_them(snapshots):
+    with pytest.raises(ValueError, match="^snapshots"):
+        sharpness_rows([0], snapshots=snapshots, config=TINY)
+
+
+def test_committed_table_covers_every_run_seed_and_step_and_its_losses_are_the_schedules_runs():
+    """The stored measurement: every run of RUNS for seeds 7-9 at every snapshot; its losses on the
+    first batch at step 0 are the stored schedules' first losses (same weights, same batch)."""
+    from lnworked.stress.committed import committed_warmup_schedules, committed_warmup_sharpness
+    from lnworked.stress.sharpness import RUNS, SNAPSHOTS
+    from lnworked.stress.warmup_schedules import summarise
+
+    rows, about = committed_warmup_sharpness()
+    keys = {((r["placement"] == "Pre-LN"), (r["kind"], r["k"]), r["seed"], r["step"]) for r in rows}
+    assert keys == {(pre, schedule, seed, step) for pre, schedule in RUNS for seed in (7, 8, 9) for step in SNAPSHOTS}
+    assert about["rows"] == len(rows) and "warmup-sharpness" in about["command"]
+    seeds, losses = summarise(committed_warmup_schedules()[0])
+    for r in rows:
+        if r["step"] == 0 and r["placement"] == "Post-LN" and (r["kind"], r["k"]) in losses:
+            assert r["loss"] == pytest.approx(losses[(r["kind"], r["k"])][seeds.index(r["seed"]), 0], rel=1e-5)
+
+
+def test_committed_step_0_matches_a_fresh_measurement():
+    """Recompute the initial weights' measure for seed 7, both placements: the same Lanczos
+    iterations from the same start give the stored values to float32 rounding."""
+    from lnworked.stress.committed import committed_warmup_sharpness
+
+    fresh = sharpness_rows([7], ((False, ("constant", 0)), (True, ("constant", 0))), (0,), StressConfig())
+    stored = {r["placement"]: r["sharpness"] for r in committed_warmup_sharpness()[0]
+              if r["seed"] == 7 and r["step"] == 0 and r["kind"] == "constant"}
+    for r in fresh:
+        assert r["sharpness"] == pytest.approx(stored[r["placement"]], rel=1e-3)
+
+
+@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
+def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds):
+    from lnworked.cli import main
+
+    assert main(["stress", "warmup-sharpness", "--seeds", *seeds, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
+    assert not (tmp_path / "warmup-sharpness.csv").exists()
+
+
+def test_figure_rejects_runs_without_their_full_rate_step():
+    from lnworked.stress.warmup_figures import sharpness_figure
+
+    with pytest.raises(ValueError, match="^runs"):
+        sharpness_figure([("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 5)], 38)
+    with pytest.raises(ValueError, match="^runs"):
+        sharpness_figure([], 38)
