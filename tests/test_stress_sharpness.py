@@ -14,8 +14,8 @@ from jax.flatten_util import ravel_pytree
 from lnworked.stress import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.optim import make_optimizer
-from lnworked.stress.sharpness import (adam_threshold, lanczos_extremes, make_sharpness_fns, read_sharpness_csv,
-                                       run_rates, sharpness_rows, write_sharpness_csv)
+from lnworked.stress.sharpness import (adam_threshold, lanczos_extremes, make_sharpness_fns, momentum_walk,
+                                       read_sharpness_csv, run_rates, sharpness_rows, write_sharpness_csv)
 from lnworked.stress.stacked import make_logits
 from lnworked.stress.step import make_loss
 from lnworked.stress.train import initial_state
@@ -45,6 +45,36 @@ def test_threshold_separates_shrinking_from_growing_heavy_ball(b1):
 def test_threshold_is_38_for_the_articles_b1_and_2_without_momentum():
     assert adam_threshold(StressConfig().b1) == pytest.approx(38)
     assert adam_threshold(0) == 2
+
+
+@pytest.mark.parametrize("ratio", [0.8, 1.0, 1.2])
+def test_momentum_walk_is_the_closed_form_of_its_characteristic_roots(ratio):
+    """theta_s = A z1^s + B z2^s, z the roots of z^2 - (1 + b1 - (1 - b1) eta_lam) z + b1, fitted to
+    theta_0 = 1 and theta_1 = 1 - (1 - b1) eta_lam (the first step from m_0 = 0)."""
+    b1 = 0.9
+    eta_lam = ratio * adam_threshold(b1)
+    z = np.roots([1, -(1 + b1 - (1 - b1) * eta_lam), b1]).astype(complex)
+    coeffs = np.linalg.solve(np.array([[1, 1], z]), np.array([1, 1 - (1 - b1) * eta_lam], complex))
+    s = np.arange(61)
+    closed = (coeffs[:, None] * z[:, None] ** s).sum(axis=0)
+    assert np.allclose(closed.imag, 0, atol=1e-9)
+    assert np.allclose(momentum_walk(eta_lam, b1, 60), closed.real, rtol=1e-9, atol=1e-9)
+
+
+def test_momentum_walk_shrinks_below_the_threshold_holds_at_it_and_grows_above():
+    threshold = adam_threshold(0.9)
+    below, at, above = (np.abs(momentum_walk(r * threshold, 0.9, 400)) for r in (0.8, 1.0, 1.2))
+    assert below[-50:].max() < 1e-3 * below[:50].max()
+    assert above[-50:].max() > 1e3 * above[:50].max()
+    assert 0.1 < at[-50:].max() / at[:50].max() < 10
+
+
+@pytest.mark.parametrize("kwargs, name", [({"eta_lam": 0}, "eta_lam"), ({"eta_lam": float("nan")}, "eta_lam"),
+                                          ({"b1": 1.0}, "b1"), ({"steps": 0}, "steps")])
+def test_momentum_walk_rejects_bad_arguments_by_name(kwargs, name):
+    args = {"eta_lam": 30.0, "b1": 0.9, "steps": 10, **kwargs}
+    with pytest.raises(ValueError, match=f"^{name}"):
+        momentum_walk(**args)
 
 
 @pytest.mark.parametrize("b1", [1.0, -0.1])

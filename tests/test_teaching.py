@@ -1,7 +1,7 @@
 """The teaching apparatus, read from the built HTML and the notebook sources.
 
-Every teaching page (chapters 1 to 8 in the book's numbering, and chapter 3's section page on the
-scalar toy) starts with its title, then its learning goals and
+Every teaching page (chapters 1 to 8 in the book's numbering, chapter 3's section page on the
+scalar toy and chapter 6's on warmup over training) starts with its title, then its learning goals and
 prerequisites, and ends with a summary and at least three exercises whose solutions are
 folded; every forecast and self-check prompt of the source texts is on a page with a folded
 answer; no page shows plumbing (a ``glue(`` call, an import-only cell); the chapters use the
@@ -39,9 +39,9 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_nine_teaching_pages():
-    """Chapters 1 to 8 and chapter 3's section page on the scalar toy."""
-    assert len(TEACHING) == 9 and "chapters/03_scalar_toy" in TEACHING
+def test_there_are_ten_teaching_pages():
+    """Chapters 1 to 8, chapter 3's section page on the scalar toy and chapter 6's on warmup over training."""
+    assert len(TEACHING) == 10 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training"} <= set(TEACHING)
 
 
 @pytest.mark.slow

@@ -43,7 +43,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import schedule_rates
 from lnworked.validation import check_int
 
-__all__ = ["RUNS", "SNAPSHOTS", "adam_threshold", "lanczos_extremes", "make_sharpness_fns", "run_rates",
+__all__ = ["RUNS", "SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns", "run_rates",
            "sharpness_rows", "write_sharpness_csv", "read_sharpness_csv"]
 
 #: The runs measured: ``(pre_norm, schedule)``, the schedule as in
@@ -61,6 +61,27 @@ def adam_threshold(b1: float) -> float:
     if not 0 <= b1 < 1:
         raise ValueError(f"b1: must be in [0, 1), got {b1}")
     return (2 + 2 * b1) / (1 - b1)
+
+
+def momentum_walk(eta_lam: float, b1: float, steps: int) -> np.ndarray:
+    """Adam's momentum along one direction of curvature ``lam`` with the divisors held fixed:
+
+        m_(s+1) = b1 m_s + (1 - b1) lam theta_s,   theta_(s+1) = theta_s - eta m_(s+1),
+
+    from ``theta_0 = 1``, ``m_0 = 0``; returns ``theta_0 .. theta_steps``. It depends on ``eta`` and
+    ``lam`` only through ``eta_lam``; its size shrinks for ``eta_lam`` below :func:`adam_threshold`,
+    holds at it and grows above it."""
+    eta_lam = float(eta_lam)
+    if not np.isfinite(eta_lam) or eta_lam <= 0:
+        raise ValueError(f"eta_lam: must be a positive finite number, got {eta_lam}")
+    adam_threshold(b1)  # checks b1
+    steps = check_int(steps, "steps", minimum=1)
+    thetas, theta, m = [1.0], 1.0, 0.0
+    for _ in range(steps):
+        m = b1 * m + (1 - b1) * theta  # in units of lam: eta m is then eta_lam times this
+        theta = theta - eta_lam * m
+        thetas.append(theta)
+    return np.array(thetas)
 
 
 def lanczos_extremes(apply: Callable[[np.ndarray], np.ndarray], runs: int, dim: int, iterations: int = 16,
