@@ -135,15 +135,17 @@ def test_chapter_3_random_stack_explorer_redraws_without_a_kernel(browser, serve
     assert root.get_attribute("data-lnw-ready") == "1"
     state = _state(browser, root)
     assert state["svg"].strip() and state["readouts"] == expected(_controls(browser, root))
+    # it opens on Post-LN, the placement chapter 3's forecast asks about first
+    assert _controls(browser, root)["placement"] == "post"
     slider = root.find_element(By.CSS_SELECTOR, 'input[type=range][name="seed"]')
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
     slider.send_keys(Keys.RIGHT)
     new = _state(browser, root)
-    assert _controls(browser, root)["seed"] == "1" and new["svg"] != state["svg"], "the seed slider did not redraw"
+    assert _controls(browser, root)["seed"] == "2" and new["svg"] != state["svg"], "the seed slider did not redraw"
     assert new["readouts"] == expected(_controls(browser, root))
     state = new
-    for name, value in (("placement", "post"), ("depth", "96"), ("branch_scale", "3"), ("view", "gain"),
-                        ("placement", "pre")):
+    for name, value in (("placement", "pre"), ("depth", "96"), ("branch_scale", "3"), ("view", "gain"),
+                        ("placement", "post")):
         Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
         new = _state(browser, root)
         assert new["svg"] != state["svg"], f"choosing {name}={value} did not redraw the plot"

@@ -348,7 +348,7 @@ def test_worked_example_title_names_its_source_not_its_id():
         # the only markup with backticks is that link: no code-formatted id
         assert "`" not in title.replace(link, "") and example.id not in title
     markdown = arithmetic_erratum_markdown(get_example("004-ex7"))
-    assert "(#example-004-ex7)" in markdown and "source text 004, Ex 7" in markdown
+    assert "(#example-004-ex7)" in markdown and "the worked-examples notes (004, Ex 7" in markdown
     assert "**Why it is wrong.**" in markdown and "> " in markdown
 
 

@@ -297,7 +297,7 @@ def test_static_random_stack_grid_equals_the_library(static):
         assert math.isclose(float(shown["seeds-max"]), max(inputs), rel_tol=READOUT_RTOL)
         assert set(shown) == {"input", "seeds-min", "seeds-max"}  # no toy rows
     shown = {e["attrs"]["data-key"]: e["text"] for e in dom.find("span", **{"class": "lnw-readout"})}
-    assert shown == explore.random_stack_readouts("pre", 48, 0, 1.0)
+    assert shown == explore.random_stack_readouts("post", 48, 1, 1.0)  # opens on Post-LN, seed 1
     with pytest.raises(ValueError, match="placement"):
         explore.random_stack_readouts("sideways", 6, 0)
 
@@ -392,13 +392,12 @@ def test_live_depth_negative_slope_falls(live):
 def test_live_random_stack_responds(live):
     box = explore.random_stack_explorer()
     c = box.lnw_controls
-    assert _shown(box) == explore.random_stack_readouts("pre", 48, 0, 1.0)
+    assert _shown(box) == explore.random_stack_readouts("post", 48, 1, 1.0)
     ax = box.lnw_figure.axes[0]
     assert ax.get_yscale() == "log"
     assert len([l for l in ax.get_lines() if l.get_gid() == "seeds"]) == explore.STACK_SEEDS - 1
-    c["placement"].value = "post"
-    assert _shown(box) == explore.random_stack_readouts("post", 48, 0, 1.0)
     c["placement"].value = "pre"
+    assert _shown(box) == explore.random_stack_readouts("pre", 48, 1, 1.0)
     c["seed"].value = 5
     c["depth"].value = 12
     assert _shown(box) == explore.random_stack_readouts("pre", 12, 5, 1.0)
@@ -724,10 +723,10 @@ def test_static_javascript_random_stack_and_negative_slopes(static):
     ]
     results = _run_in_node(page, actions)
     stack = results[0]["initial"]
-    assert stack["ready"] == "1" and stack["readouts"] == explore.random_stack_readouts("pre", 48, 0, 1.0)
+    assert stack["ready"] == "1" and stack["readouts"] == explore.random_stack_readouts("post", 48, 1, 1.0)
     assert stack["lines"] == explore.STACK_SEEDS
     opened = [r["state"] for r in results[2:]]
-    assert opened[0]["readouts"] == explore.random_stack_readouts("pre", 48, 5, 1.0)
+    assert opened[0]["readouts"] == explore.random_stack_readouts("post", 48, 5, 1.0)
     assert opened[0]["params"]["seed"] == "5"
     assert opened[1]["readouts"] == explore.random_stack_readouts("post", 48, 5, 1.0)
     steps = opened[1:]  # from here as before: Post-LN at seed 5, then Pre-LN

@@ -384,6 +384,10 @@ def test_gain_split_scatter_draws_each_scales_typical_block_and_the_curve_where_
     x, y = lines["product-one"].get_xydata().T
     assert np.allclose(x * y, 1.0)
     assert ax.get_xscale() == ax.get_yscale() == "log"
+    # the smaller branch scale's tighter cloud is drawn above the wider one, which would hide it
+    clouds = {c.get_gid(): c.get_zorder() for c in ax.collections}
+    assert clouds["blocks-1"] > clouds["blocks-2"]
+    assert min(lines["typical-1"].get_zorder(), lines["typical-2"].get_zorder()) > max(clouds.values())
     with pytest.raises(ValueError, match="^splits"):
         gain_split_scatter({})
     with pytest.raises(ValueError, match="^splits"):

@@ -27,7 +27,7 @@ from lnworked.blocks import (MLP, Linear, autodiff_jacobian, input_gradient, jac
                              post_ln_jacobian, pre_ln, pre_ln_jacobian)
 from lnworked.backward_gains import backward_gains
 from lnworked.depth import gradient_factor, gradient_norm_profile, residual_std
-from lnworked.display import format_value
+from lnworked.display import SOURCE_NAMES, format_value
 from lnworked.norms import layer_norm, layer_norm_jacobian
 
 __all__ = ["ConceptualErratum", "conceptual_errata", "get_conceptual_erratum", "conceptual_erratum_markdown",
@@ -320,7 +320,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
                 "to {stream_top} with or without a final norm; the final norm's output has spread {final}. It is "
                 "not new either: GPT-2 (2019) already added it after the last block, and the same paper scales "
                 "the residual layers' weights at initialisation by 1/√S to account for the accumulation on the "
-                "residual path with depth, a change inside the stack. Source text 002 gives the final norm its actual job: a stable scale for the "
+                "residual path with depth, a change inside the stack. Peng's article (002) gives the final norm its actual job: a stable scale for the "
                 "language-model head.",
           cites=("radford2019language",)), _final_norm),
     (dict(id="004-ex1-pattern", title="Ex 1: the staircase that survives is x's, not F's", source="004",
@@ -377,7 +377,7 @@ _SPECS: list[tuple[dict, Callable[[], dict] | None]] = [
           check="√L has no upper bound: √10,000 = {std_10000} and √1,000,000 = {std_1e6}.",
           truth="√L is slow, not bounded: {std_96} at 96 independent unit-variance writes. The law itself holds "
                 "only for independent writes of fixed variance, as at initialisation; during training writes "
-                "correlate and grow (source text 002 says the growth law depends on initialisation, training, "
+                "correlate and grow (Peng's article, 002, says the growth law depends on initialisation, training, "
                 "correlations and residual scaling, and the Peri-LN paper measures Pre-LN hidden-state variance "
                 "growing far faster than that with depth during training, and links Pre-LN to massive activations).",
           cites=("kim2025periln",)), _unbounded),
@@ -488,7 +488,7 @@ def conceptual_erratum_markdown(record: ConceptualErratum) -> str:
         f"({record.anchor})=",
         f"### {record.title}",
         "",
-        f":::{{admonition}} {verdict} (source text {record.source}{place})",
+        f":::{{admonition}} {verdict}: {SOURCE_NAMES[record.source]} ({record.source}{place})",
         ":class: warning conceptual-erratum",
         "",
         f"> {record.quote}",

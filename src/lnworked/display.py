@@ -86,7 +86,8 @@ def arithmetic_erratum_markdown(example: Example) -> str:
     library computes, the reason in full and a link to the worked example that teaches it."""
     place = f", {example.location}" if example.location else ""
     lines = [f"(erratum-{example.id})=", f"### {display_title(example)}", "",
-             f":::{{admonition}} Wrong as stated (source text {example.seed[:3]}{place})", ":class: warning", ""]
+             f":::{{admonition}} Wrong as stated: {SOURCE_NAMES[example.seed[:3]]} ({example.seed[:3]}{place})",
+             ":class: warning", ""]
     if example.quote:
         lines += [f"> {example.quote}", ""]
     if example.check:

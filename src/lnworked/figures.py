@@ -546,10 +546,12 @@ def gain_split_scatter(splits: dict) -> Figure:
         if x.shape != y.shape or not x.size or np.any(x <= 0) or np.any(y <= 0):
             raise ValueError(f"splits: branch scale {scale} needs positive gains, as many of each")
         color, marker = _SCALE_LOOKS[k % len(_SCALE_LOOKS)]
-        ax.scatter(x, y, s=12, color=color, marker=marker, alpha=0.35, linewidths=0, gid=f"blocks-{scale:g}")
+        # the smallest branch scale's cloud is the tightest: drawn on top, so the wider clouds cannot hide it
+        ax.scatter(x, y, s=12, color=color, marker=marker, alpha=0.35, linewidths=0, gid=f"blocks-{scale:g}",
+                   zorder=3 + len(splits) - k)
         ax.plot([np.exp(np.log(x).mean())], [np.exp(np.log(y).mean())], marker=marker, markersize=14,
                 color=color, markeredgecolor=PALETTE["text"], linestyle="none", label=f"branch × {scale:g}",
-                gid=f"typical-{scale:g}")
+                gid=f"typical-{scale:g}", zorder=10 + len(splits) - k)
         lo, hi = min(lo, x.min(), 1 / y.max()), max(hi, x.max(), 1 / y.min())
     grid = np.geomspace(lo / 1.2, hi * 1.2, 50)
     ax.plot(grid, 1 / grid, "--", color=PALETTE["text"], linewidth=1.5, label="block gain 1", gid="product-one")
