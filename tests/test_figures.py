@@ -286,6 +286,22 @@ def test_pre_ln_bars_are_ex2():
 # --- Depth -------------------------------------------------------------------------------
 
 
+def test_gradient_over_depth_draws_a_random_stacks_typical_values_and_ranges_beside_the_toy():
+    """The markers sit at the given typical values, the bars span the given ranges; bad values are refused."""
+    measured = {"Post-LN": ([12, 48], [0.9, 1.1], [0.5, 0.2], [2.0, 7.0])}
+    ax = figures.gradient_over_depth(layers=48, marks=(), measured=measured).axes[0]
+    (container,) = [c for c in ax.containers if c.get_label() == "Post-LN, random stack"]
+    marker, _, (bars,) = container.lines  # the typical values' markers, the caps, the bars
+    np.testing.assert_allclose(marker.get_xydata(), [[12, 0.9], [48, 1.1]])
+    spans = sorted(tuple(np.asarray(seg)[:, 1]) for seg in bars.get_segments())
+    np.testing.assert_allclose(spans, [(0.2, 7.0), (0.5, 2.0)])
+    assert ax.get_ylim()[0] < 0.2 and ax.get_ylim()[1] > 7.0
+    with pytest.raises(ValueError, match="^measured"):
+        figures.gradient_over_depth(measured={"Post-LN": ([12], [0.9], [1.0], [2.0])})  # lowest above typical
+    with pytest.raises(ValueError, match="^measured"):
+        figures.gradient_over_depth(measured={"sideways": ([12], [1.0], [0.5], [2.0])})
+
+
 def test_gradient_over_depth_lines_are_gradient_factors():
     fig = figures.gradient_over_depth(pre_factor=1.3, post_factor=0.6, layers=30, marks=(3, 24, 96))
     (ax,) = fig.axes

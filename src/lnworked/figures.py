@@ -108,15 +108,35 @@ def pre_ln_bars() -> Figure:
 _DEPTH_FONT = {"title": 15, "label": 15, "tick": 14, "legend": 15, "annotation": 15}
 
 
+def _stack_values(measured) -> dict:
+    """``measured`` checked: ``{"Pre-LN" or "Post-LN": (depths, typical, lowest, highest)}``, arrays of one
+    length, every value positive and ``lowest <= typical <= highest``."""
+    checked = {}
+    for label, values in (measured or {}).items():
+        if label not in ("Pre-LN", "Post-LN"):
+            raise ValueError(f"measured: keys must be 'Pre-LN' or 'Post-LN', got {label!r}")
+        depths, typical, lowest, highest = (np.atleast_1d(np.asarray(v, float)) for v in values)
+        if not (depths.shape == typical.shape == lowest.shape == highest.shape) or not depths.size:
+            raise ValueError(f"measured: {label}'s depths, typical, lowest and highest need one length")
+        if np.any(lowest <= 0) or np.any(lowest > typical) or np.any(typical > highest):
+            raise ValueError(f"measured: {label} needs 0 < lowest <= typical <= highest at every depth")
+        checked[label] = depths, typical, lowest, highest
+    return checked
+
+
 def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, layers: int = 96,
-                        marks=(10, 24, 96)) -> Figure:
+                        marks=(10, 24, 96), measured=None) -> Figure:
     """Gradient factor ``f^L`` against depth L (log scale), Pre-LN and Post-LN.
 
     Lines come from :func:`lnworked.depth.gradient_factors`; the depths in ``marks`` (those
-    not beyond ``layers``) are marked and annotated with their values. Drawn 4.4 inches wide
-    with :data:`_DEPTH_FONT`, so a phone's column shrinks it little.
+    not beyond ``layers``) are marked and annotated with their values. ``measured`` =
+    ``{"Pre-LN" or "Post-LN": (depths, typical, lowest, highest)}`` adds a random stack's
+    ``||g_0|| / ||g_L||`` at those depths: the typical value (white-filled square) and the range over
+    seeds (bar), in the placement's colour. Drawn 4.4 inches wide with :data:`_DEPTH_FONT`, so a
+    phone's column shrinks it little.
     """
     font = _DEPTH_FONT
+    stack = _stack_values(measured)
     fig, ax = new_figure(4.4, 4.8)
     depth = np.arange(1, layers + 1)
     for label, factor, color, offset in (("Pre-LN", pre_factor, PALETTE["pre"], (-8, 8)),
@@ -131,9 +151,13 @@ def gradient_over_depth(pre_factor: float = 1.3, post_factor: float = 0.65, laye
             xytext = (-8, -16) if last and offset[0] > 0 else offset
             ax.annotate(format_value(value, 3), (mark, value), textcoords="offset points", xytext=xytext,
                         ha="left" if xytext[0] > 0 else "right", fontsize=font["annotation"], color=color)
+    for label, (depths, typical, lowest, highest) in stack.items():
+        ax.errorbar(depths, typical, yerr=[typical - lowest, highest - typical], fmt="s", markersize=8,
+                    markerfacecolor="white", markeredgewidth=2, color=PALETTE["pre" if label == "Pre-LN" else "post"],
+                    elinewidth=2, capsize=4, label=f"{label}, random stack", gid=f"stack-{label}")
     ax.axhline(1.0, color=PALETTE["seed"], linestyle=":", linewidth=1.5)
     ax.set_yscale("log")
-    drawn = np.log10(np.concatenate([line.get_ydata() for line in ax.get_lines()] + [[1.0]]))
+    drawn = np.log10(np.concatenate([np.asarray(line.get_ydata(), float) for line in ax.get_lines()] + [[1.0]]))
     low, high = drawn.min(), drawn.max()
     pad = 0.13 * max(high - low, 1.0)  # room above and below the lines for the marks' values
     ax.set_ylim(10 ** (low - pad), 10 ** (high + pad))
