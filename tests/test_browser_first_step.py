@@ -29,11 +29,12 @@ def page(tmp_path_factory):
     from lnworked.stress.explorer import sweep_explorer
     from lnworked.stress.family_explorer import family_explorer
     from lnworked.stress.first_step_explorer import first_step_explorer
+    from lnworked.stress.schedule_explorer import schedule_explorer
 
     # the first-step explorer first, then every other explorer of the book (for the text sizes)
     explorers = (first_step_explorer, explore.layer_norm_explorer, explore.depth_explorer,
                  explore.residual_explorer, explore.random_stack_explorer, sweep_explorer,
-                 deepnorm_explorer, family_explorer)
+                 deepnorm_explorer, family_explorer, schedule_explorer)
     OUT.mkdir(parents=True, exist_ok=True)
     with explorer_page(tmp_path_factory, "first step", explorers) as (driver, url):
         yield driver, url
@@ -181,7 +182,8 @@ def test_chart_text_is_legible_inside_its_canvas_and_unoverlapped(page, width, h
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert scroll["scroll"] <= scroll["inner"] + 1, f"at {width} px the page scrolls sideways: {scroll}"
-    assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm", "family"}
+    assert set(found) == {"first-step", "layer-norm", "depth", "residual", "random-stack", "training", "deepnorm", "family",
+                          "schedules"}
     from lnworked.explore import spec_grid
     from lnworked.stress.explorer import sweep_explorer_spec
 

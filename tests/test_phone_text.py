@@ -139,7 +139,7 @@ def _sharpness_figure():
         table = {(r["seed"], r["step"]): r["sharpness"] for r in rows
                  if (r["placement"] == "Pre-LN") == pre_norm and (r["kind"], r["k"]) == (kind, k)}
         runs.append((f"{kind} {k}", steps, [[table[s, t] for t in steps] for s in seeds], look, min(k, 120)))
-    return sharpness_figure(runs, adam_threshold(0.9))
+    return sharpness_figure([("do not learn", runs[:3]), ("learn", runs[3:])], adam_threshold(0.9))
 
 
 #: The book's calls of each figure (chapters 1-6, the errata page, the appendix).

@@ -196,6 +196,10 @@ def test_figure_rejects_runs_without_their_full_rate_step():
     from lnworked.stress.warmup_figures import sharpness_figure
 
     with pytest.raises(ValueError, match="^runs"):
-        sharpness_figure([("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 5)], 38)
+        sharpness_figure([("panel", [("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 5)])], 38)
     with pytest.raises(ValueError, match="^runs"):
         sharpness_figure([], 38)
+    with pytest.raises(ValueError, match="^runs"):
+        sharpness_figure([("panel", [])], 38)
+    with pytest.raises(ValueError, match="^threshold"):
+        sharpness_figure([("panel", [("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 10)])], 0)

@@ -354,6 +354,7 @@
   };
   RENDER.deepnorm = RENDER.training;
   RENDER.family = RENDER.training;
+  RENDER.schedules = RENDER.training;  /* chapter 6's schedules (lnworked.stress.schedule_explorer) */
 
   /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
      (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says,

@@ -414,31 +414,42 @@ def schedules_figure(runs, vocab_size: int, threshold: float):
     return fig
 
 
-def sharpness_figure(runs, threshold: float):
-    """Adam's preconditioned sharpness times the full rate (log scale) against the step, one line per
-    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
-    the run's rate becomes the full rate. ``runs``: a sequence of ``(label, steps (n,), values
-    (seeds, n), look, full_from)``, ``look`` a ``(colour, line style, marker)`` (e.g. of
-    :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of ``steps``) from which the rate is the full
-    rate. ``threshold``: the stability threshold, drawn dashed and named in the legend; one legend below."""
-    runs = list(runs)
-    if not runs:
-        raise ValueError("runs: needs at least one (label, steps, values, look, full_from)")
-    fig, ax = new_figure(WIDTH, 7.4)
-    for label, steps, values, (color, style, marker), full_from in runs:
-        steps, values = list(steps), np.asarray(values, float)
-        if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or full_from not in steps:
-            raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its steps")
-        mean = np.exp(np.log(values).mean(axis=0))
-        ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7, label=label)
-        for seed_values in values:
-            ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
-        ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
-                markeredgecolor=color, markeredgewidth=2)
-    ax.set_yscale("log")
-    # labelled in the legend, not on the plot: the runs that learn sit just below the line
-    ax.axhline(threshold, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
-               label=f"{threshold:.0f}: Adam's steps settle below")
-    _style(ax, "What the full rate would face", "step", "η × preconditioned sharpness")
-    _legend_below(fig, ax)
+def sharpness_figure(panels, threshold: float):
+    """Adam's preconditioned sharpness times the full rate, in units of ``threshold`` (log scale),
+    against the step, in stacked panels that share both axes: one line per run through the geometric
+    mean over seeds, each seed a small marker, and a ring on the line where the run's rate becomes the
+    full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a sequence of ``(label, steps (n,),
+    values (seeds, n), look, full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a
+    ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of
+    ``steps``) from which the rate is the full rate. The threshold, 1 in these units, is drawn dashed
+    in every panel; each panel's legend sits below it."""
+    panels = [(title, list(runs)) for title, runs in panels]
+    if not panels or not all(runs for _, runs in panels):
+        raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
+    threshold = float(threshold)
+    if not threshold > 0:
+        raise ValueError(f"threshold: must be positive, got {threshold}")
+    fig, axes = new_figure(WIDTH, 5.6 * len(panels), nrows=len(panels))
+    axes = np.atleast_1d(axes)
+    for ax in axes[1:]:
+        ax.sharex(axes[0])
+        ax.sharey(axes[0])
+    for ax, (title, runs) in zip(axes, panels):
+        for label, steps, values, (color, style, marker), full_from in runs:
+            steps, values = list(steps), np.asarray(values, float) / threshold
+            if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or full_from not in steps:
+                raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its steps")
+            mean = np.exp(np.log(values).mean(axis=0))
+            ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7, label=label)
+            for seed_values in values:
+                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
+            ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
+                    markeredgecolor=color, markeredgewidth=2)
+        ax.set_yscale("log")
+        # labelled in the legend, not on the plot: the runs that learn sit just below the line
+        ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
+                   label=f"1 = the threshold {threshold:.0f}")
+        _style(ax, title, "step", "η × sharpness / threshold")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
+                  frameon=False, handlelength=1.8)
     return fig

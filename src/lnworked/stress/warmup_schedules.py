@@ -32,7 +32,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import train_runs
 from lnworked.validation import check_int
 
-__all__ = ["SCHEDULES", "GRID", "held_rates", "schedule_rates", "schedule_losses", "learns", "schedule_rows",
+__all__ = ["SCHEDULES", "GRID", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
            "write_schedule_csv", "read_schedule_csv", "summarise"]
 
 #: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
@@ -78,6 +78,17 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
         rates[k:] = eta
         return rates
     return learning_rates(eta, config.steps, k)
+
+
+def full_rate_from(schedule: tuple[str, int]) -> int | None:
+    """How many steps ``schedule`` = ``(kind, k)`` takes before its rate is the full rate ``eta``:
+    0 for the constant rate, ``k`` for ``held``, ``cut`` and ``linear``; ``None`` for ``reduced``,
+    which never reaches it. The run meets ``eta`` first at step ``full_rate_from + 1``, with the
+    weights after ``full_rate_from`` updates."""
+    kind, k = schedule
+    if kind not in SCHEDULES:
+        raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
+    return None if kind == "reduced" else {"constant": 0}.get(kind, k)
 
 
 def schedule_losses(schedules: Sequence[tuple[str, int]], seeds: Sequence[int],
