@@ -203,3 +203,22 @@ def test_figure_rejects_runs_without_their_full_rate_step():
         sharpness_figure([("panel", [])], 38)
     with pytest.raises(ValueError, match="^threshold"):
         sharpness_figure([("panel", [("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 10)])], 0)
+
+
+def test_figure_draws_each_panel_in_units_of_the_threshold():
+    """Each panel's first line is the geometric mean over seeds divided by the threshold; the dashed
+    line sits at 1; the ring marks the full rate's step."""
+    from lnworked.stress.warmup_figures import sharpness_figure
+
+    values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
+    fig = sharpness_figure([("top", [("a", [0, 10, 20], values, ("k", "-", "o"), 10)]),
+                            ("bottom", [("b", [0, 10, 20], values * 2, ("r", "--", "s"), 0)])], 38.0)
+    top, bottom = fig.axes[:2]
+    assert [ax.get_title() for ax in (top, bottom)] == ["top", "bottom"]
+    for ax, scale in ((top, 1.0), (bottom, 2.0)):
+        mean, *rest = ax.get_lines()
+        np.testing.assert_allclose(mean.get_ydata(), scale * np.array([1.0, 1.0, 1.0]))
+        ring = rest[2]  # after the two seeds' markers
+        assert list(ring.get_xdata()) == ([10] if ax is top else [0])
+        assert [line.get_ydata()[0] for line in rest if line.get_linestyle() == "--" and len(line.get_ydata()) == 2
+                and line.get_xdata()[0] == 0 and line.get_xdata()[1] == 1] == [1.0]
