@@ -448,7 +448,7 @@ def sharpness_figure(panels, threshold: float):
         ax.set_yscale("log")
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
-                   label=f"1 = the threshold {threshold:.0f}")
+                   label=f"threshold ({threshold:.0f})")
         _style(ax, title, "step", "η × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
