@@ -201,8 +201,7 @@ def example_markdown(example_id: str, folded: bool = False) -> str:
     lines += [_step_line(q, q.key in example.result_keys) for q in example.steps.values()]
     if example.claim is not None:
         claim = format_value(example.claim)
-        verdict = "holds" if example.holds else "**does not hold**"
-        lines += ["", f"The source text's claim, {claim}, {verdict} in the library's check."]
+        lines += ["", f"Checked: {claim}." if example.holds else f"The claim {claim} **does not hold** here."]
     if example.agrees is False:
         lines += ["", erratum_markdown(example)]
     elif example.note:

@@ -419,7 +419,7 @@ def seed002_block_jacobians() -> Example:
         steps += [Q(f"{placement}_jacobian", f"{placement}-LN block Jacobian (analytic)", exact, tex,
                     "The chain rule through the block, written by hand."),
                   Q(placement, f"{placement}-LN: largest gap, analytic against jax.jacfwd", gap,
-                    r"\max |J_{\text{analytic}} - J_{\text{jacfwd}}|", "Automatic differentiation is an independent route.")]
+                    r"\max |J_{\text{analytic}} - J_{\text{jacfwd}}|", "Automatic differentiation gives the same matrix to rounding.")]
     return _example(
         "002-block-jacobians", "002", "The two block Jacobians",
         _inputs_002(norm=Q("norm", "norm", "LayerNorm", r"N"), eps=Q("eps", "ε", 1e-5, r"\varepsilon")),
