@@ -22,6 +22,7 @@ from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_sharpness",
+           "run_warmup_arrival", "run_warmup_divisor_split",
            "provenance"]
 
 _DEFAULT = StressConfig()
@@ -149,6 +150,20 @@ def register(subparsers) -> None:
                                        "with the article's warmup cut at step 30 or 60 and whole, and of Pre-LN at "
                                        "the constant rate; writes warmup-sharpness.csv.")
     _stored_run_arguments(sharp, "warmup-sharpness", run_warmup_sharpness)
+    arrival = sub.add_parser("warmup-arrival", help="Adam's preconditioned sharpness where each schedule's full "
+                                                    "rate arrives and in the steps after",
+                             description="As warmup-sharpness, at 0-32 steps after the full rate arrives, for "
+                                         "Post-LN at the constant rate, with its first 20 or 120 steps held "
+                                         "small, with the article's warmup cut at step 30 or 60 and whole, and "
+                                         "for Pre-LN at the constant rate; writes warmup-arrival.csv.")
+    _stored_run_arguments(arrival, "warmup-arrival", run_warmup_arrival)
+    split = sub.add_parser("warmup-divisor-split", help="The held run's preconditioned sharpness with the weights "
+                                                        "of one step and Adam's divisors of another",
+                           description="Post-LN with its first 120 steps held small: the full rate times the top "
+                                       "eigenvalue of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and "
+                                       "divisors after b steps, for a, b in 0, 10, 120; writes "
+                                       "warmup-divisor-split.csv.")
+    _stored_run_arguments(split, "warmup-divisor-split", run_warmup_divisor_split)
 
 
 
@@ -453,6 +468,29 @@ def run_warmup_schedules(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)
+
+
+def run_warmup_arrival(args) -> int:
+    from lnworked.stress.arrival import arrival_rows
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.sharpness import write_sharpness_csv
+
+    seeds = check_seeds(args.seeds)
+
+    def progress(step):
+        print(f"  measured step {step}", file=sys.stderr, flush=True)
+
+    return _run_stored(args, "warmup-arrival", seeds, lambda s: arrival_rows(s, progress=progress),
+                       write_sharpness_csv)
+
+
+def run_warmup_divisor_split(args) -> int:
+    from lnworked.stress.arrival import divisor_split_rows, write_split_csv
+    from lnworked.stress.first_update import check_seeds
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-divisor-split", seeds, lambda s: divisor_split_rows(s, steps=(0, 10, 120)),
+                       write_split_csv)
 
 
 def run_warmup_sharpness(args) -> int:

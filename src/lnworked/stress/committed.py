@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
-           "committed_warmup_schedules",
+           "committed_warmup_schedules", "committed_warmup_arrival", "committed_warmup_divisor_split",
            "provenance_markdown"]
 
 
@@ -106,6 +106,22 @@ def committed_warmup_sharpness(folder=None):
     from lnworked.stress.sharpness import read_sharpness_csv
 
     return _read("warmup-sharpness.csv", "warmup-sharpness-provenance.json", folder, read_sharpness_csv)
+
+
+def committed_warmup_arrival(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-arrival``
+    (``warmup-arrival.csv``), or of ``folder``'s."""
+    from lnworked.stress.sharpness import read_sharpness_csv
+
+    return _read("warmup-arrival.csv", "warmup-arrival-provenance.json", folder, read_sharpness_csv)
+
+
+def committed_warmup_divisor_split(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-divisor-split``
+    (``warmup-divisor-split.csv``), or of ``folder``'s."""
+    from lnworked.stress.arrival import read_split_csv
+
+    return _read("warmup-divisor-split.csv", "warmup-divisor-split-provenance.json", folder, read_split_csv)
 
 
 def committed_deepnorm(folder=None):

@@ -414,7 +414,7 @@ def schedules_figure(runs, vocab_size: int, threshold: float):
     return fig
 
 
-def sharpness_figure(panels, threshold: float):
+def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     """Adam's preconditioned sharpness times the full rate, in units of ``threshold`` (log scale),
     against the step, in stacked panels that share both axes: one line per run through the geometric
     mean over seeds, each seed a small marker, and a ring on the line where the run's rate becomes the
@@ -422,7 +422,7 @@ def sharpness_figure(panels, threshold: float):
     values (seeds, n), look, full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a
     ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of
     ``steps``) from which the rate is the full rate. The threshold, 1 in these units, is drawn dashed
-    in every panel; each panel's legend sits below it."""
+    in every panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -449,7 +449,7 @@ def sharpness_figure(panels, threshold: float):
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, "step", "η × sharpness / threshold")
+        _style(ax, title, xlabel, "η × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
     return fig
