@@ -1,7 +1,7 @@
 """Chapter 6's explorer over Post-LN's stored schedule runs (lnworked.stress.schedule_explorer).
 
 Every expected value is computed here from the committed CSVs (``warmup-schedules.csv``,
-``warmup-sharpness.csv``) read with the standard library's csv module, not through the library's
+``warmup-sharpness.csv``, ``warmup-arrival.csv``) read with the standard library's csv module, not through the library's
 readers; the threshold is Adam's ``(2 + 2 b1) / (1 - b1)`` written out here."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from lnworked.stress.warmup_schedules import full_rate_from
 B1 = StressConfig().b1
 THRESHOLD = (2 + 2 * B1) / (1 - B1)
 #: the steps each option takes before the full rate, as the module docstring of warmup_schedules says
-BEFORE_FULL = {("constant", 0): 0, ("held", 120): 120, ("cut", 30): 30, ("cut", 60): 60, ("cut", 90): 90,
+BEFORE_FULL = {("constant", 0): 0, ("held", 20): 20, ("held", 120): 120, ("cut", 30): 30, ("cut", 60): 60, ("cut", 90): 90,
                ("linear", 120): 120, ("reduced", 2): None, ("reduced", 4): None, ("reduced", 8): None}
 
 
@@ -43,12 +43,14 @@ def runs():
 
 @pytest.fixture(scope="module")
 def products():
-    """``{("cut 30", "7"): {step: eta lam / threshold}}`` for Post-LN, from the committed sharpness CSV."""
+    """``{("cut 30", "7"): {step: eta lam / threshold}}`` for Post-LN, from the committed sharpness
+    CSVs; a step in both keeps the sharpness table's value (the one the section's figure draws)."""
     out: dict = {}
-    for row in _csv("warmup-sharpness.csv"):
-        if row["placement"] == "Post-LN":
-            out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), {})[int(row["step"])] = \
-                float(row["sharpness"]) / THRESHOLD
+    for name in ("warmup-arrival.csv", "warmup-sharpness.csv"):
+        for row in _csv(name):
+            if row["placement"] == "Post-LN":
+                out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), {})[int(row["step"])] = \
+                    float(row["sharpness"]) / THRESHOLD
     return out
 
 
@@ -61,8 +63,19 @@ def _by_hand(runs, products, value: str, seed: str) -> dict:
     measured = products.get((value, seed))
     out["loss-at-full"] = None if before is None else format_readout(losses[before])  # loss after `before` updates
     out["product-at-full"] = None if before is None or not measured else format_readout(measured[before])
-    out["product-measured"] = None if not measured else [format_readout(v) for _, v in sorted(measured.items())]
+    full = math.inf if before is None else before
+    out["product-before"] = None if not measured else [(s, format_readout(v)) for s, v in sorted(measured.items())
+                                                       if s < full]
+    out["product-after"] = None if not measured else [(s, format_readout(v)) for s, v in sorted(measured.items())
+                                                      if s >= full]
     return out
+
+
+def _steps(text: str) -> list:
+    """``"step 0: 8.31; step 10: 0.68"`` -> ``[(0, "8.31"), (10, "0.68")]``."""
+    pairs = [part.split(": ") for part in text.split("; ")]
+    assert all(step.startswith("step ") for step, _ in pairs), text
+    return [(int(step[len("step "):]), value) for step, value in pairs]
 
 
 def _agrees(texts: dict, expected: dict) -> None:
@@ -74,10 +87,13 @@ def _agrees(texts: dict, expected: dict) -> None:
         assert texts["loss-at-full"].split(" nats")[0] == expected["loss-at-full"]
     if expected["product-at-full"] is not None:
         assert texts["product-at-full"] == expected["product-at-full"]
-    if expected["product-measured"] is None:
-        assert texts["product-measured"] == "not measured for this schedule"
-    else:
-        assert [part.split(" at ")[0] for part in texts["product-measured"].split(", ")] == expected["product-measured"]
+    for key in ("product-before", "product-after"):
+        if expected[key] is None:
+            assert texts[key] == "not measured for this schedule"
+        elif not expected[key]:
+            assert texts[key].startswith(("none", "not measured")), texts[key]
+        else:
+            assert _steps(texts[key]) == expected[key]
 
 
 def test_full_rate_from_each_kind():
@@ -108,9 +124,9 @@ def test_readouts_agree_with_the_csvs_for_every_run(runs, products):
     for key, cell in grid["runs"].items():
         value, seed = key.split("|")
         _agrees(dict(zip(grid["readouts"], cell["readouts"])), _by_hand(runs, products, value, seed))
-    # the five schedules of the section have the sharpness measured, the cut at 90 and lower rates not
+    # the section's six schedules have the sharpness measured, the cut at 90 and lower rates not
     measured = {v for v, _ in products}
-    assert measured == {"constant 0", "held 120", "cut 30", "cut 60", "linear 120"}
+    assert measured == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120"}
 
 
 def test_the_readouts_separate_the_runs_that_learn(runs, products):
@@ -123,6 +139,18 @@ def test_the_readouts_separate_the_runs_that_learn(runs, products):
             texts = spec.readouts({"schedule": value, "seed": seed})
             (learn if texts["learns"].startswith("yes") else fail).append(float(texts["product-at-full"]))
     assert learn and fail and max(learn) < min(fail)
+
+
+def test_the_run_held_20_steps_meets_the_full_rate_below_the_threshold_and_does_not_learn():
+    """The section's test of that finding as a rule: a run that meets the full rate below the
+    threshold, lower than the warmup cut at step 60 (which learns), and still does not learn."""
+    spec = schedule_explorer_spec()
+    for seed in ("7", "8", "9"):
+        held = spec.readouts({"schedule": "held 20", "seed": seed})
+        cut = spec.readouts({"schedule": "cut 60", "seed": seed})
+        assert float(held["product-at-full"]) < 1 < float(cut["product-at-full"])
+        assert held["learns"].startswith("no") and cut["learns"].startswith("yes")
+        assert any(float(v) > 1 for _, v in _steps(held["product-after"]))
 
 
 def test_readouts_reject_an_unknown_schedule_or_seed():

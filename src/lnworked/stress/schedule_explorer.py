@@ -12,7 +12,9 @@
     * the loss when the full rate arrives, the run's loss after ``s`` updates;
     * ``eta lam / threshold`` there, the full rate times Adam's preconditioned sharpness ``lam`` in
       units of :func:`~lnworked.stress.sharpness.adam_threshold` (the committed
-      ``lnworked stress warmup-sharpness``), and the same at every step measured;
+      ``lnworked stress warmup-sharpness`` and ``lnworked stress warmup-arrival``; where both
+      measured a step, the first), and the same at every step measured before the full rate
+      arrives and from its arrival on;
     * the final loss (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and
       whether it is below :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned.
 
@@ -32,7 +34,8 @@ __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "
            "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS"]
 
 #: Readout keys of :func:`schedule_explorer`, in table order.
-SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "product-measured", "final-loss", "learns")
+SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "product-before", "product-after", "final-loss",
+                         "learns")
 
 
 def schedule_value(schedule: tuple[str, int]) -> str:
@@ -54,19 +57,28 @@ def _label(schedule: tuple[str, int], warm: int) -> str:
     return f"constant rate η/{k}, no warmup"
 
 
-#: The schedules the explorer offers, in the select's order: the section's five, the warmup cut at
-#: step 90, and the lower constant rates.
-SCHEDULE_OPTIONS = (("constant", 0), ("held", 120), ("cut", 30), ("cut", 60), ("cut", 90), ("linear", 120),
-                    ("reduced", 2), ("reduced", 4), ("reduced", 8))
+#: The schedules the explorer offers, in the select's order: the section's five, the run held for 20
+#: steps, the warmup cut at step 90, and the lower constant rates.
+SCHEDULE_OPTIONS = (("constant", 0), ("held", 20), ("held", 120), ("cut", 30), ("cut", 60), ("cut", 90),
+                    ("linear", 120), ("reduced", 2), ("reduced", 4), ("reduced", 8))
 
 
-def _sharpness_table(rows) -> dict:
-    """``{(kind, k, seed): {step: eta lam}}`` over the Post-LN rows of the sharpness measurement."""
+def _sharpness_table(*tables) -> dict:
+    """``{(kind, k, seed): {step: eta lam}}`` over the Post-LN rows of the sharpness measurements
+    ``tables``; a step measured in more than one keeps the first table's value."""
     out = {}
-    for r in rows:
-        if r["placement"] == "Post-LN":
-            out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["sharpness"]
+    for rows in reversed(tables):
+        for r in rows:
+            if r["placement"] == "Post-LN":
+                out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["sharpness"]
     return out
+
+
+def _steps_text(measured: dict, threshold: float) -> str:
+    """``"step 0: 8.31; step 10: 0.68"``: the products over ``threshold``, step by step."""
+    from lnworked.explore import format_readout
+
+    return "; ".join(f"step {step}: {format_readout(v / threshold)}" for step, v in sorted(measured.items()))
 
 
 def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], seed: int, seeds,
@@ -75,8 +87,9 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
     (:func:`~lnworked.stress.warmup_schedules.summarise`), ``sharpness`` maps ``(kind, k, seed)`` to
     ``{step: eta lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from`; ``product-at-full`` = ``eta lam /
-    threshold`` at step ``s``; ``product-measured`` = the same at every step measured; ``final-loss`` =
-    the mean of the last ``last`` losses; ``learns`` = whether that is below ``stable`` nats."""
+    threshold`` at step ``s``; ``product-before`` and ``product-after`` = the same at every step
+    measured before ``s`` and from ``s`` on (``"step 10: 0.68; ..."``); ``final-loss`` = the mean of
+    the last ``last`` losses; ``learns`` = whether that is below ``stable`` nats."""
     from lnworked.explore import format_readout
     from lnworked.stress.deepnorm import final_loss
     from lnworked.stress.warmup_schedules import full_rate_from
@@ -101,9 +114,15 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
         out["loss-at-full"] = f"{format_readout(run[start])} nats, {where}"
         out["product-at-full"] = (format_readout(measured[start] / threshold) if measured and start in measured
                                   else "not measured for this schedule")
-    out["product-measured"] = (", ".join(f"{format_readout(v / threshold)} at {step}"
-                                         for step, v in sorted(measured.items()))
-                               if measured else "not measured for this schedule")
+    if not measured:
+        out["product-before"] = out["product-after"] = "not measured for this schedule"
+        return out
+    full = start if start is not None else math.inf
+    before = {step: v for step, v in measured.items() if step < full}
+    after = {step: v for step, v in measured.items() if step >= full}
+    out["product-before"] = (_steps_text(before, threshold) if before else
+                             "none: the full rate from the first step" if start == 0 else "not measured")
+    out["product-after"] = _steps_text(after, threshold) if after else "not measured"
     return out
 
 
@@ -111,7 +130,8 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
 def schedule_explorer_spec(folder=None):
     """The :class:`~lnworked.explore.Explorer` over the committed schedule runs (or ``folder``'s)."""
     from lnworked.explore import Choice, Series
-    from lnworked.stress.committed import committed_warmup_schedules, committed_warmup_sharpness
+    from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_schedules,
+                                           committed_warmup_sharpness)
     from lnworked.stress.loss_explorer import stored_loss_explorer
     from lnworked.stress.sharpness import adam_threshold
     from lnworked.stress.sweep import STABLE_LOSS
@@ -120,7 +140,7 @@ def schedule_explorer_spec(folder=None):
 
     config = StressConfig()
     seeds, losses = summarise(committed_warmup_schedules(folder)[0])
-    sharpness = _sharpness_table(committed_warmup_sharpness(folder)[0])
+    sharpness = _sharpness_table(committed_warmup_sharpness(folder)[0], committed_warmup_arrival(folder)[0])
     threshold = adam_threshold(config.b1)
     offered = [s for s in SCHEDULE_OPTIONS if s in losses]
     if not offered:
@@ -143,15 +163,16 @@ def schedule_explorer_spec(folder=None):
         readouts=readouts,
         rows=tuple(zip(("loss when the full rate η arrives",
                         "η × preconditioned sharpness / threshold there",
-                        "η × preconditioned sharpness / threshold at the steps measured",
+                        "the same, at the steps measured before η arrives",
+                        "the same, from η's arrival on",
                         f"final loss (mean of the last 10 of {steps} steps)",
                         "learns the task?"), SCHEDULE_READOUT_KEYS)),
         caption=(f"Post-LN's training loss under one rate schedule and seed ({steps} steps, stored ahead of time; "
                  "log scale). The dotted line is a uniform guess over the "
                  f"{vocab} tokens, ln {vocab} ≈ {math.log(vocab):.2f} nats. The table reads the run where the full "
                  f"rate η arrives: its loss, and η times Adam's preconditioned sharpness in units of the threshold "
-                 f"{threshold:.0f} (1 = the threshold; measured for the section's five schedules only, on the first "
-                 "batch), then at every step measured, and the run's final loss."),
+                 f"{threshold:.0f} (1 = the threshold; measured for the section's six schedules only, on the first "
+                 "batch), then at every step measured before and after, and the run's final loss."),
         aria="A log-scale line over the training steps: the chosen run's loss, and a dotted line at the "
              "uniform-guess loss",
         series=Series("loss", "training loss", PALETTE["post"]),
