@@ -25,7 +25,7 @@ from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.first_update import check_seeds
 from lnworked.stress.profiles import trained_snapshots
-from lnworked.stress.sharpness import lanczos_extremes, make_sharpness_fns, run_rates, sharpness_rows
+from lnworked.stress.sharpness import batched_sharpness_fns, lanczos_extremes, run_rates, sharpness_rows
 from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import full_rate_from
 from lnworked.validation import check_int
@@ -81,9 +81,7 @@ def divisor_split_rows(seeds: Sequence[int], run=(False, ("held", 120)), steps=(
     pre = np.array([run[0]] * len(seeds))
     sources, targets = make_batches(config)
     device = jax.devices("cpu")[0]
-    scale_fn, apply_fn = make_sharpness_fns(config)
-    scale = jax.jit(jax.vmap(scale_fn, in_axes=(0, 0, 0, None, None, 0)))
-    apply = jax.jit(jax.vmap(apply_fn, in_axes=(0, 0, 0, None, None, 0)))
+    scale, apply = batched_sharpness_fns(config)
     weights, divisors = {}, {}
     with jax.default_device(device):
         for step, params, opt_state, _ in trained_snapshots(config, seeds, pre, rates, sources, targets, steps,

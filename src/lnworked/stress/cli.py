@@ -470,17 +470,17 @@ def run_warmup_schedules(args) -> int:
     return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)
 
 
+def _step_progress(step: int) -> None:
+    print(f"  measured step {step}", file=sys.stderr, flush=True)
+
+
 def run_warmup_arrival(args) -> int:
     from lnworked.stress.arrival import arrival_rows
     from lnworked.stress.first_update import check_seeds
     from lnworked.stress.sharpness import write_sharpness_csv
 
     seeds = check_seeds(args.seeds)
-
-    def progress(step):
-        print(f"  measured step {step}", file=sys.stderr, flush=True)
-
-    return _run_stored(args, "warmup-arrival", seeds, lambda s: arrival_rows(s, progress=progress),
+    return _run_stored(args, "warmup-arrival", seeds, lambda s: arrival_rows(s, progress=_step_progress),
                        write_sharpness_csv)
 
 
@@ -498,9 +498,5 @@ def run_warmup_sharpness(args) -> int:
     from lnworked.stress.sharpness import sharpness_rows, write_sharpness_csv
 
     seeds = check_seeds(args.seeds)
-
-    def progress(step):
-        print(f"  measured step {step}", file=sys.stderr, flush=True)
-
-    return _run_stored(args, "warmup-sharpness", seeds, lambda s: sharpness_rows(s, progress=progress),
+    return _run_stored(args, "warmup-sharpness", seeds, lambda s: sharpness_rows(s, progress=_step_progress),
                        write_sharpness_csv)

@@ -43,7 +43,8 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import schedule_rates
 from lnworked.validation import check_int
 
-__all__ = ["RUNS", "SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns", "run_rates",
+__all__ = ["RUNS", "SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns",
+           "batched_sharpness_fns", "run_rates",
            "sharpness_rows", "write_sharpness_csv", "read_sharpness_csv"]
 
 #: The runs measured: ``(pre_norm, schedule)``, the schedule as in
@@ -141,6 +142,14 @@ def make_sharpness_fns(config: StressConfig):
     return scale, apply
 
 
+def batched_sharpness_fns(config: StressConfig):
+    """:func:`make_sharpness_fns`' ``(scale, apply)``, mapped over runs (weights, Adam's state or
+    scales, vectors and placements; the batch shared) and jitted."""
+    scale_fn, apply_fn = make_sharpness_fns(config)
+    runs = (0, 0, 0, None, None, 0)
+    return jax.jit(jax.vmap(scale_fn, in_axes=runs)), jax.jit(jax.vmap(apply_fn, in_axes=runs))
+
+
 def run_rates(run: tuple[bool, tuple[str, int]], config: StressConfig) -> np.ndarray:
     """The rates of one run of :data:`RUNS`: Post-LN's schedule, or Pre-LN's (constant only)."""
     pre_norm, schedule = run
@@ -168,9 +177,7 @@ def sharpness_rows(seeds: Sequence[int], runs=RUNS, snapshots=SNAPSHOTS, config:
     pre = np.array([run[0] for run, _ in pairs])
     sources, targets = make_batches(config)
     device = jax.devices("cpu")[0] if device is None else device
-    scale_fn, apply_fn = make_sharpness_fns(config)
-    scale = jax.jit(jax.vmap(scale_fn, in_axes=(0, 0, 0, None, None, 0)))
-    apply = jax.jit(jax.vmap(apply_fn, in_axes=(0, 0, 0, None, None, 0)))
+    scale, apply = batched_sharpness_fns(config)
     eta, rows = config.learning_rate, []
     with jax.default_device(device):
         try:
