@@ -11,7 +11,7 @@ import pytest
 from lnworked.stress import StressConfig
 from lnworked.stress.config import default_runs, warmup_for
 from lnworked.stress.train import train
-from lnworked.stress.warmup_schedules import (GRID, held_rates, learns, read_schedule_csv, schedule_losses,
+from lnworked.stress.warmup_schedules import (GRID, HOLD_DIVISORS, HOLDS, full_rate_from, held_rates, learns, read_schedule_csv, schedule_losses,
                                               schedule_rates, schedule_rows, summarise, write_schedule_csv)
 
 TINY = StressConfig(layers=1, steps=3, batch_size=4, sequence_length=8)
@@ -33,12 +33,16 @@ def test_schedule_rates_follow_their_definitions():
     assert np.allclose(schedule_rates(("reduced", 4), config), eta / 4)
     cut = schedule_rates(("cut", 30), config)
     assert np.allclose(cut, [eta * s / warm if s <= 30 else eta for s in range(1, config.steps + 1)])
+    quarter = schedule_rates(("quarter", 60), config)
+    assert np.allclose(quarter[:60], eta / 4) and np.all(quarter[60:] == eta)
+    assert [schedule_rates((kind, 3), config)[0] * d / eta for kind, d in (("half", 2), ("eighth", 8))] == [1, 1]
+    assert full_rate_from(("eighth", 20)) == 20
     # cut at the end of the article's warmup is the article's warmup
     assert np.array_equal(schedule_rates(("cut", warm), config), schedule_rates(("linear", warm), config))
 
 
 @pytest.mark.parametrize("schedule", [("cosine", 5), ("held", 0), ("linear", 500), ("constant", 3), ("reduced", 1),
-                                      ("cut", 0), ("cut", 121)])
+                                      ("cut", 0), ("cut", 121), ("half", 0), ("quarter", 181)])
 def test_schedule_rates_reject_bad_schedules_naming_them(schedule):
     with pytest.raises(ValueError, match="^schedule"):
         schedule_rates(schedule, StressConfig())
@@ -94,11 +98,30 @@ def test_stored_schedules_cover_the_grid_and_the_constant_rate_matches_the_deepn
     assert np.allclose(losses[("constant", 0)][:, :5], deepnorm["loss"][:, :5], rtol=1e-4)
 
 
+def test_stored_holds_cover_their_grid_and_follow_the_lower_constant_rates_until_the_jump():
+    """Every moderate hold for every seed and step. Until its full rate arrives, a hold at
+    ``eta / d`` is the constant rate ``eta / d`` (``("reduced", d)``), trained another time in the
+    schedules' table: the same losses up to the jump, different ones after."""
+    from lnworked.stress.committed import committed_warmup_holds, committed_warmup_schedules
+
+    seeds, holds = summarise(committed_warmup_holds()[0])
+    schedule_seeds, schedules = summarise(committed_warmup_schedules()[0])
+    assert set(holds) == set(HOLDS) and seeds == schedule_seeds
+    for (kind, k), losses in holds.items():
+        reduced = schedules[("reduced", HOLD_DIVISORS[kind])]
+        # the same to float32 rounding over the first 20 steps; the two batched programs' rounding
+        # grows with training (to 1% by step 60 at eta / 2), the jump's effect is of order 1
+        assert np.allclose(losses[:, :20], reduced[:, :20], rtol=1e-4), (kind, k)
+        assert np.allclose(losses[:, :k], reduced[:, :k], rtol=2e-2), (kind, k)
+        assert np.abs(losses[:, k + 5:] - reduced[:, k + 5:]).max() > 0.5, (kind, k)
+
+
+@pytest.mark.parametrize("command", ["warmup-schedules", "warmup-holds"])
 @pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds):
+def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds, command):
     from lnworked.cli import main
 
-    assert main(["stress", "warmup-schedules", "--seeds", *seeds, "--out", str(tmp_path)]) == 2
+    assert main(["stress", command, "--seeds", *seeds, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / "warmup-schedules.csv").exists()
+    assert not (tmp_path / f"{command}.csv").exists()

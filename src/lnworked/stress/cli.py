@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_sharpness",
+           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds", "run_warmup_sharpness",
            "run_warmup_arrival", "run_warmup_divisor_split",
            "provenance"]
 
@@ -142,6 +142,12 @@ def register(subparsers) -> None:
                                            "rates 2, 4 and 8 times smaller, and with the article's warmup cut at "
                                            "step 30, 60 or 90; writes warmup-schedules.csv.")
     _stored_run_arguments(schedules, "warmup-schedules", run_warmup_schedules)
+    holds = sub.add_parser("warmup-holds", help="Post-LN with its first steps at a moderate constant rate, then "
+                                                "the full rate at once",
+                           description="The 180-step training loss of Post-LN at the article's settings with its "
+                                       "first 20 or 60 steps at the full rate over 2, 4 or 8, then the full "
+                                       "rate; writes warmup-holds.csv.")
+    _stored_run_arguments(holds, "warmup-holds", run_warmup_holds)
     sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
                                                     "and Pre-LN's constant rate",
                            description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
@@ -468,6 +474,14 @@ def run_warmup_schedules(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)
+
+
+def run_warmup_holds(args) -> int:
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.warmup_schedules import HOLDS, schedule_rows, write_schedule_csv
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-holds", seeds, lambda s: schedule_rows(s, HOLDS), write_schedule_csv)
 
 
 def _step_progress(step: int) -> None:

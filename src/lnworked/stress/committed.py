@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
-           "committed_warmup_schedules", "committed_warmup_arrival", "committed_warmup_divisor_split",
+           "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_divisor_split",
            "provenance_markdown"]
 
 
@@ -98,6 +98,15 @@ def committed_warmup_schedules(folder=None):
     from lnworked.stress.warmup_schedules import read_schedule_csv
 
     return _read("warmup-schedules.csv", "warmup-schedules-provenance.json", folder, read_schedule_csv)
+
+
+def committed_warmup_holds(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-holds``
+    (``warmup-holds.csv``, :func:`~lnworked.stress.warmup_schedules.read_schedule_csv`'s rows), or of
+    ``folder``'s."""
+    from lnworked.stress.warmup_schedules import read_schedule_csv
+
+    return _read("warmup-holds.csv", "warmup-holds-provenance.json", folder, read_schedule_csv)
 
 
 def committed_warmup_sharpness(folder=None):

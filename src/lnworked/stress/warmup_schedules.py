@@ -14,6 +14,10 @@ step differs. Two families of schedules, beside the constant rate ``eta`` (the f
 * **cut**: the article's warmup cut short at step ``k``, ``eta_s = eta s / s_warm`` for ``s <= k``,
   then ``eta`` at once (``k <= s_warm``; ``k = s_warm`` is the article's warmup): from which step of
   the warmup on does the full rate work?
+* **half**, **quarter**, **eighth**: the first ``k`` steps at a constant ``eta / 2``, ``eta / 4`` or
+  ``eta / 8`` (:data:`HOLD_DIVISORS`), then ``eta`` at once: a rate that does not rise gradually
+  but is large enough for Post-LN to learn at. If a gradual rise were what Post-LN needs, these
+  would fail as the held runs do.
 
 All runs are one compiled program (:func:`lnworked.stress.train.train_runs`).
 """
@@ -32,17 +36,22 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import train_runs
 from lnworked.validation import check_int
 
-__all__ = ["SCHEDULES", "GRID", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
+__all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
            "write_schedule_csv", "read_schedule_csv", "summarise"]
 
 #: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
-#: ``("cut", k)``.
-SCHEDULES = ("constant", "held", "linear", "reduced", "cut")
+#: ``("cut", k)``, ``("half", k)``, ``("quarter", k)``, ``("eighth", k)``.
+SCHEDULES = ("constant", "held", "linear", "reduced", "cut", "half", "quarter", "eighth")
+#: The rate divisor of each moderate hold: its first ``k`` steps at ``eta / divisor``.
+HOLD_DIVISORS = {"half": 2, "quarter": 4, "eighth": 8}
 #: The schedules the book stores: the constant rate, 1 to 120 held steps, linear warmups of 5 to 120
 #: steps, constant rates 2, 4 and 8 times smaller, and the article's warmup cut at steps 30, 60 and 90.
 GRID = (("constant", 0), ("held", 1), ("held", 5), ("held", 20), ("held", 60), ("held", 120),
         ("linear", 5), ("linear", 20), ("linear", 60), ("linear", 120),
         ("reduced", 2), ("reduced", 4), ("reduced", 8), ("cut", 30), ("cut", 60), ("cut", 90))
+#: The moderate holds the book stores (``lnworked stress warmup-holds``): the first 20 or 60 steps at
+#: ``eta / 2``, ``eta / 4`` or ``eta / 8``, then ``eta`` at once.
+HOLDS = tuple((kind, k) for kind in HOLD_DIVISORS for k in (20, 60))
 
 
 def held_rates(rate: float, steps: int, held: int, first: float) -> np.ndarray:
@@ -59,7 +68,8 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
     ``("constant", 0)``; ``("held", k)``, the first ``k`` steps at ``eta / s_warm`` with the
     article's ``s_warm`` (:func:`~lnworked.stress.config.warmup_for`); ``("linear", k)``;
     ``("reduced", k)``, ``eta / k`` at every step; ``("cut", k)``, the article's linear warmup up
-    to step ``k``, then ``eta``."""
+    to step ``k``, then ``eta``; ``("quarter", k)`` (``"half"``, ``"eighth"``), the first ``k`` steps
+    at ``eta / 4`` (``/ 2``, ``/ 8``), then ``eta``."""
     kind, k = schedule
     if kind not in SCHEDULES:
         raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
@@ -71,6 +81,8 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
     eta = config.learning_rate
     if kind == "held":
         return held_rates(eta, config.steps, k, eta / warm)
+    if kind in HOLD_DIVISORS:
+        return held_rates(eta, config.steps, k, eta / HOLD_DIVISORS[kind])
     if kind == "reduced":
         return np.full(config.steps, eta / k)
     if kind == "cut":
@@ -82,7 +94,7 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
 
 def full_rate_from(schedule: tuple[str, int]) -> int | None:
     """How many steps ``schedule`` = ``(kind, k)`` takes before its rate is the full rate ``eta``:
-    0 for the constant rate, ``k`` for ``held``, ``cut`` and ``linear``; ``None`` for ``reduced``,
+    0 for the constant rate, ``k`` for ``held``, ``cut``, ``linear`` and the moderate holds; ``None`` for ``reduced``,
     which never reaches it. The run meets ``eta`` first at step ``full_rate_from + 1``, with the
     weights after ``full_rate_from`` updates."""
     kind, k = schedule
