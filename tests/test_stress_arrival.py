@@ -102,7 +102,26 @@ def test_committed_split_diagonal_agrees_with_the_sharpness_table():
             assert r["sharpness"] == pytest.approx(table[(r["seed"], r["weights"])], rel=2e-2)
 
 
-@pytest.mark.parametrize("command", ["warmup-arrival", "warmup-divisor-split"])
+def test_committed_holds_arrival_measures_each_hold_where_its_full_rate_arrives():
+    """Every moderate hold for every seed, at the step after which its rate is the full rate, and
+    the committed holds' losses agree that those runs are the ones the page names."""
+    from lnworked.stress.arrival import HOLD_RUNS
+    from lnworked.stress.committed import committed_warmup_holds_arrival
+    from lnworked.stress.warmup_schedules import schedule_rates
+
+    rows, about = committed_warmup_holds_arrival()
+    assert about["rows"] == len(rows) and "warmup-holds-arrival" in about["command"]
+    assert {(r["kind"], r["k"], r["seed"], r["step"]) for r in rows} == \
+        {(kind, k, seed, full_rate_from((kind, k))) for _, (kind, k) in HOLD_RUNS for seed in (7, 8, 9)}
+    config = StressConfig()
+    for r in rows:
+        # the rate column is the next step's rate over eta: the full rate, one step after the hold's last
+        assert r["placement"] == "Post-LN" and r["rate"] == 1.0
+        assert schedule_rates((r["kind"], r["k"]), config)[r["step"] - 1] < config.learning_rate
+        assert np.isfinite(r["sharpness"]) and r["sharpness"] > 0
+
+
+@pytest.mark.parametrize("command", ["warmup-arrival", "warmup-divisor-split", "warmup-holds-arrival"])
 @pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
 def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, command, seeds):
     from lnworked.cli import main

@@ -27,16 +27,19 @@ from lnworked.stress.first_update import check_seeds
 from lnworked.stress.profiles import trained_snapshots
 from lnworked.stress.sharpness import batched_sharpness_fns, lanczos_extremes, run_rates, sharpness_rows
 from lnworked.stress.table_csv import read_rows, write_rows
-from lnworked.stress.warmup_schedules import full_rate_from
+from lnworked.stress.warmup_schedules import HOLDS, full_rate_from
 from lnworked.validation import check_int
 
-__all__ = ["ARRIVAL_RUNS", "AFTER", "arrival_rows", "divisor_split_rows", "write_split_csv", "read_split_csv"]
+__all__ = ["ARRIVAL_RUNS", "AFTER", "HOLD_RUNS", "arrival_rows", "divisor_split_rows", "write_split_csv", "read_split_csv"]
 
 #: The runs followed from the full rate's arrival: Post-LN at the constant rate, with its first 20
 #: and 120 steps held small, with the article's warmup cut at step 30 or 60 and whole, and
 #: Pre-LN at the constant rate.
 ARRIVAL_RUNS = ((False, ("constant", 0)), (False, ("held", 20)), (False, ("held", 120)), (False, ("cut", 30)),
                 (False, ("cut", 60)), (False, ("linear", 120)), (True, ("constant", 0)))
+#: Post-LN with its first steps held at a moderate rate (:data:`~lnworked.stress.warmup_schedules.HOLDS`),
+#: measured where the full rate arrives (``lnworked stress warmup-holds-arrival``).
+HOLD_RUNS = tuple((False, schedule) for schedule in HOLDS)
 #: Steps after the arrival at which each run is measured (0: the weights the full rate meets).
 AFTER = (0, 1, 2, 4, 8, 16, 32)
 

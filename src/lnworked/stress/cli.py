@@ -21,7 +21,7 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds", "run_warmup_sharpness",
+           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds", "run_warmup_holds_arrival", "run_warmup_sharpness",
            "run_warmup_arrival", "run_warmup_divisor_split",
            "provenance"]
 
@@ -148,6 +148,12 @@ def register(subparsers) -> None:
                                        "first 20 or 60 steps at the full rate over 2, 4 or 8, then the full "
                                        "rate; writes warmup-holds.csv.")
     _stored_run_arguments(holds, "warmup-holds", run_warmup_holds)
+    holds_arrival = sub.add_parser("warmup-holds-arrival", help="Adam's preconditioned sharpness where the "
+                                                                "moderate holds' full rate arrives",
+                                   description="As warmup-arrival, at the step where the full rate arrives, for "
+                                               "Post-LN with its first 20 or 60 steps at the full rate over 2, 4 "
+                                               "or 8; writes warmup-holds-arrival.csv.")
+    _stored_run_arguments(holds_arrival, "warmup-holds-arrival", run_warmup_holds_arrival)
     sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
                                                     "and Pre-LN's constant rate",
                            description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
@@ -495,6 +501,17 @@ def run_warmup_arrival(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-arrival", seeds, lambda s: arrival_rows(s, progress=_step_progress),
+                       write_sharpness_csv)
+
+
+def run_warmup_holds_arrival(args) -> int:
+    from lnworked.stress.arrival import HOLD_RUNS, arrival_rows
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.sharpness import write_sharpness_csv
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-holds-arrival", seeds,
+                       lambda s: arrival_rows(s, runs=HOLD_RUNS, after=(0,), progress=_step_progress),
                        write_sharpness_csv)
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
-           "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_divisor_split",
+           "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
+           "committed_warmup_divisor_split",
            "provenance_markdown"]
 
 
@@ -123,6 +124,14 @@ def committed_warmup_arrival(folder=None):
     from lnworked.stress.sharpness import read_sharpness_csv
 
     return _read("warmup-arrival.csv", "warmup-arrival-provenance.json", folder, read_sharpness_csv)
+
+
+def committed_warmup_holds_arrival(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-holds-arrival``
+    (``warmup-holds-arrival.csv``), or of ``folder``'s."""
+    from lnworked.stress.sharpness import read_sharpness_csv
+
+    return _read("warmup-holds-arrival.csv", "warmup-holds-arrival-provenance.json", folder, read_sharpness_csv)
 
 
 def committed_warmup_divisor_split(folder=None):
