@@ -1,7 +1,7 @@
 """Chapter 6's explorer over Post-LN's stored schedule runs (lnworked.stress.schedule_explorer).
 
 Every expected value is computed here from the committed CSVs (``warmup-schedules.csv``,
-``warmup-sharpness.csv``, ``warmup-arrival.csv``) read with the standard library's csv module, not through the library's
+``warmup-holds.csv``, ``warmup-sharpness.csv``, ``warmup-arrival.csv``, ``warmup-holds-arrival.csv``) read with the standard library's csv module, not through the library's
 readers; the threshold is Adam's ``(2 + 2 b1) / (1 - b1)`` written out here."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ B1 = StressConfig().b1
 THRESHOLD = (2 + 2 * B1) / (1 - B1)
 #: the steps each option takes before the full rate, as the module docstring of warmup_schedules says
 BEFORE_FULL = {("constant", 0): 0, ("held", 20): 20, ("held", 120): 120, ("cut", 30): 30, ("cut", 60): 60, ("cut", 90): 90,
-               ("linear", 120): 120, ("reduced", 2): None, ("reduced", 4): None, ("reduced", 8): None}
+               ("linear", 120): 120, ("reduced", 2): None, ("reduced", 4): None, ("reduced", 8): None,
+               **{(kind, k): k for kind in ("half", "quarter", "eighth") for k in (20, 60)}}
 
 
 def _csv(name: str) -> list[dict]:
@@ -36,7 +37,7 @@ def _csv(name: str) -> list[dict]:
 def runs():
     """``{("cut 30", "7"): [loss at step 1, 2, ...]}`` from the committed schedules CSV."""
     out: dict = {}
-    for row in _csv("warmup-schedules.csv"):
+    for row in _csv("warmup-schedules.csv") + _csv("warmup-holds.csv"):
         out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), []).append((int(row["step"]), float(row["loss"])))
     return {key: [loss for _, loss in sorted(steps)] for key, steps in out.items()}
 
@@ -46,7 +47,7 @@ def products():
     """``{("cut 30", "7"): {step: eta lam / threshold}}`` for Post-LN, from the committed sharpness
     CSVs; a step in both keeps the sharpness table's value (the one the section's figure draws)."""
     out: dict = {}
-    for name in ("warmup-arrival.csv", "warmup-sharpness.csv"):
+    for name in ("warmup-holds-arrival.csv", "warmup-arrival.csv", "warmup-sharpness.csv"):
         for row in _csv(name):
             if row["placement"] == "Post-LN":
                 out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), {})[int(row["step"])] = \
@@ -124,9 +125,11 @@ def test_readouts_agree_with_the_csvs_for_every_run(runs, products):
     for key, cell in grid["runs"].items():
         value, seed = key.split("|")
         _agrees(dict(zip(grid["readouts"], cell["readouts"])), _by_hand(runs, products, value, seed))
-    # the section's six schedules have the sharpness measured, the cut at 90 and lower rates not
+    # the section's six schedules and the moderate holds have the sharpness measured, the cut at 90
+    # and the lower constant rates not
     measured = {v for v, _ in products}
-    assert measured == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120"}
+    assert measured == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120",
+                        *(f"{kind} {k}" for kind in ("half", "quarter", "eighth") for k in (20, 60))}
 
 
 def test_the_readouts_separate_the_runs_that_learn(runs, products):
@@ -151,6 +154,17 @@ def test_the_run_held_20_steps_meets_the_full_rate_below_the_threshold_and_does_
         assert float(held["product-at-full"]) < 1 < float(cut["product-at-full"])
         assert held["learns"].startswith("no") and cut["learns"].startswith("yes")
         assert any(float(v) > 1 for _, v in _steps(held["product-after"]))
+
+
+def test_over_the_holds_the_product_at_arrival_does_not_separate_the_runs_that_learn():
+    """The section's fourth measurement in the explorer's own numbers: held at eta/8 for 60 steps, a
+    seed that learns meets the full rate above every seed held at eta/2 for 60 steps, none of which learns."""
+    spec = schedule_explorer_spec()
+    eighth = [spec.readouts({"schedule": "eighth 60", "seed": seed}) for seed in ("7", "8", "9")]
+    half = [spec.readouts({"schedule": "half 60", "seed": seed}) for seed in ("7", "8", "9")]
+    learners = [float(t["product-at-full"]) for t in eighth if t["learns"].startswith("yes")]
+    assert learners and all(t["learns"].startswith("no") for t in half)
+    assert min(learners) > max(float(t["product-at-full"]) for t in half) > 1
 
 
 def test_readouts_reject_an_unknown_schedule_or_seed():

@@ -2,9 +2,11 @@
 
 :func:`schedule_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
     Two selects, ``schedule`` (:data:`SCHEDULE_OPTIONS`: the constant rate, the first steps held
-    small, the article's warmup with the full rate from step 30, 60 or 90, the whole warmup, and
-    constant rates 2, 4 and 8 times smaller) and ``seed``, whose runs are the committed
-    ``lnworked stress warmup-schedules`` (:func:`~lnworked.stress.committed.committed_warmup_schedules`).
+    small, the article's warmup with the full rate from step 30, 60 or 90, the whole warmup,
+    constant rates 2, 4 and 8 times smaller, and the first 20 or 60 steps at such a rate, then
+    ``eta``) and ``seed``, whose runs are the committed ``lnworked stress warmup-schedules`` and
+    ``lnworked stress warmup-holds`` (:func:`~lnworked.stress.committed.committed_warmup_schedules`,
+    :func:`~lnworked.stress.committed.committed_warmup_holds`).
     It draws the run's training loss per step (log scale) with a uniform guess's, ``ln V``, and reads
     out (:func:`schedule_readouts`), for ``s`` = :func:`~lnworked.stress.warmup_schedules.full_rate_from`
     the steps before the full rate ``eta``:
@@ -12,8 +14,8 @@
     * the loss when the full rate arrives, the run's loss after ``s`` updates;
     * ``eta lam / threshold`` there, the full rate times Adam's preconditioned sharpness ``lam`` in
       units of :func:`~lnworked.stress.sharpness.adam_threshold` (the committed
-      ``lnworked stress warmup-sharpness`` and ``lnworked stress warmup-arrival``; where both
-      measured a step, the first), and the same at every step measured before the full rate
+      ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and ``warmup-holds-arrival``; where
+      two measured a step, the first), and the same at every step measured before the full rate
       arrives and from its arrival on;
     * the final loss (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and
       whether it is below :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned.
@@ -29,6 +31,7 @@ import math
 from functools import lru_cache
 
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.warmup_schedules import HOLD_DIVISORS, HOLDS
 
 __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "schedule_value",
            "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS"]
@@ -54,13 +57,15 @@ def _label(schedule: tuple[str, int], warm: int) -> str:
         return f"warmup, full rate η from step {k}"
     if kind == "linear":
         return f"the whole warmup, η from step {k}" if k == warm else f"a {k}-step warmup"
+    if kind in HOLD_DIVISORS:
+        return f"first {k} steps at η/{HOLD_DIVISORS[kind]}, then η"
     return f"constant rate η/{k}, no warmup"
 
 
 #: The schedules the explorer offers, in the select's order: the section's five, the run held for 20
-#: steps, the warmup cut at step 90, and the lower constant rates.
+#: steps, the warmup cut at step 90, the lower constant rates, and the first steps at one of them.
 SCHEDULE_OPTIONS = (("constant", 0), ("held", 20), ("held", 120), ("cut", 30), ("cut", 60), ("cut", 90),
-                    ("linear", 120), ("reduced", 2), ("reduced", 4), ("reduced", 8))
+                    ("linear", 120), ("reduced", 2), ("reduced", 4), ("reduced", 8), *HOLDS)
 
 
 def _sharpness_table(*tables) -> dict:
@@ -130,7 +135,8 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
 def schedule_explorer_spec(folder=None):
     """The :class:`~lnworked.explore.Explorer` over the committed schedule runs (or ``folder``'s)."""
     from lnworked.explore import Choice, Series
-    from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_schedules,
+    from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_holds,
+                                           committed_warmup_holds_arrival, committed_warmup_schedules,
                                            committed_warmup_sharpness)
     from lnworked.stress.loss_explorer import stored_loss_explorer
     from lnworked.stress.sharpness import adam_threshold
@@ -140,7 +146,12 @@ def schedule_explorer_spec(folder=None):
 
     config = StressConfig()
     seeds, losses = summarise(committed_warmup_schedules(folder)[0])
-    sharpness = _sharpness_table(committed_warmup_sharpness(folder)[0], committed_warmup_arrival(folder)[0])
+    hold_seeds, holds = summarise(committed_warmup_holds(folder)[0])
+    if hold_seeds != seeds:
+        raise ValueError(f"folder: the holds' seeds {hold_seeds} differ from the schedules' {seeds}")
+    losses = {**losses, **holds}
+    sharpness = _sharpness_table(committed_warmup_sharpness(folder)[0], committed_warmup_arrival(folder)[0],
+                                 committed_warmup_holds_arrival(folder)[0])
     threshold = adam_threshold(config.b1)
     offered = [s for s in SCHEDULE_OPTIONS if s in losses]
     if not offered:
@@ -171,8 +182,8 @@ def schedule_explorer_spec(folder=None):
                  "log scale). The dotted line is a uniform guess over the "
                  f"{vocab} tokens, ln {vocab} ≈ {math.log(vocab):.2f} nats. The table reads the run where the full "
                  f"rate η arrives: its loss, and η times Adam's preconditioned sharpness in units of the threshold "
-                 f"{threshold:.0f} (1 = the threshold; measured for the section's six schedules only, on the first "
-                 "batch), then at every step measured before and after, and the run's final loss."),
+                 f"{threshold:.0f} (1 = the threshold; measured on the first batch, not for the lower "
+                 "constant rates), then at every step measured before and after, and the run's final loss."),
         aria="A log-scale line over the training steps: the chosen run's loss, and a dotted line at the "
              "uniform-guess loss",
         series=Series("loss", "training loss", PALETTE["post"]),
