@@ -208,6 +208,16 @@ def test_schedules_figure_draws_each_runs_rate_and_mean_loss_in_one_look():
     assert len({ln.get_color() for ln in top.get_lines() if ln.get_gid()}) == 2
 
 
+def test_schedules_figure_draws_the_looks_it_is_given():
+    from lnworked.stress.warmup_figures import HOLD_LOOKS
+
+    fig = schedules_figure(_schedule_runs(), 64, 0.1, looks=HOLD_LOOKS)
+    for i, ax in enumerate(fig.axes):
+        for j in range(2):
+            (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"{('rate', 'loss')[i]}-{j}"]
+            assert (to_hex(line.get_color()), line.get_marker()) == (to_hex(HOLD_LOOKS[j][0]), HOLD_LOOKS[j][2])
+
+
 def test_schedules_figure_rejects_no_runs_and_mismatched_steps():
     with pytest.raises(ValueError, match="^runs"):
         schedules_figure([], 64, 0.1)

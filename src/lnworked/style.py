@@ -39,6 +39,8 @@ PALETTE = {
     "seed": "#8a8a8a",  # grey: a seed text's stated value
     "library": "#1f2a5c",  # navy: the library's computed value
     "text": "#1a1a1a",
+    "teal": "#00796b",  # teal and brown: further runs beside the five looks of a figure
+    "brown": "#6d4c41",
     "grid": "#d9d9d9",
     "background": "#ffffff",
 }

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -376,14 +376,18 @@ def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: floa
 #: Looks of :func:`schedules_figure`'s runs, in the order given (then cycled): colour, line style, marker.
 SCHEDULE_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["grey"], ":", "^"), (PALETTE["orange"], "-.", "D"),
                   (PALETTE["blue"], "-", "o"), (PALETTE["navy"], "-", "v"))
+#: Looks for the moderate holds (then a linear warmup, blue as the warmups of :data:`SCHEDULE_LOOKS`), so
+#: that no colour means one run in one figure and another run in the next.
+HOLD_LOOKS = ((PALETTE["teal"], ":", "^"), (PALETTE["brown"], "--", "s"), (PALETTE["text"], "-.", "D"),
+              (PALETTE["blue"], "-", "o"))
 
 
-def schedules_figure(runs, vocab_size: int, threshold: float):
+def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS):
     """Post-LN's runs under several rate schedules side by side, two stacked panels sharing the step
     axis: top, each run's rate over the full rate, ``eta_s / eta``; bottom, its training loss (log
     scale), the mean over seeds as a line with the seeds' range as a band. ``runs``: a sequence of
     ``(label, rates (steps,) relative to eta, losses (seeds, steps))``, drawn in the looks of
-    :data:`SCHEDULE_LOOKS` in that order. The uniform guess ``ln vocab_size`` dashed, ``threshold``
+    ``looks`` (``(colour, line style, marker)``, default :data:`SCHEDULE_LOOKS`) in that order. The uniform guess ``ln vocab_size`` dashed, ``threshold``
     (learned) dotted; one legend below both panels."""
     runs = list(runs)
     if not runs:
@@ -394,7 +398,7 @@ def schedules_figure(runs, vocab_size: int, threshold: float):
     fig, (top, bottom) = new_figure(WIDTH, 10.5, nrows=2)
     every = max(1, len(runs[0][1]) // 6)
     for i, (label, rates, losses) in enumerate(runs):
-        color, style, marker = SCHEDULE_LOOKS[i % len(SCHEDULE_LOOKS)]
+        color, style, marker = looks[i % len(looks)]
         steps = np.arange(1, len(rates) + 1)
         top.plot(steps, rates, linestyle=style, color=color, linewidth=2.5, marker=marker, markevery=every,
                  markersize=7, label=label, gid=f"rate-{i}")
