@@ -214,7 +214,7 @@ def make_why_warmup(rng) -> Problem:
         "On the book's tiny decoder-only model (chapters 5 and 6), at the same rate and from "
         "the same start, Post-LN without warmup fails to learn the synthetic task, Post-LN "
         "with warmup learns it, and Pre-LN learns it without warmup. Which measured quantity "
-        f"explains {question}?"
+        f"does the book tie to {question}, and test by changing its cause?"
     )
     why = (
         "AdamW's first update moves every parameter by about the rate whatever its gradient, "
@@ -235,7 +235,10 @@ def make_why_warmup(rng) -> Problem:
         "AdamW a larger gradient would not take a larger first step anyway; and it is "
         "Pre-LN's stream that grows with depth, since Post-LN normalises its stream in every "
         "block. These conclusions are for this tiny model and task, at initialisation and over "
-        "the first steps."
+        "the first steps. The book shows the sensitivity is consistent with the runs and that "
+        "lowering its cause removes the need for warmup; it does not show that the first step's "
+        "shortfall is why the constant-rate run fails: over training, what the runs that learn "
+        "share is enough steps at a rate at which Post-LN learns before the full rate."
     )
     return _choice_problem("why_warmup", "Why Post-LN needs warmup", stem, choices, index, why,
                            {"asked": asked})
