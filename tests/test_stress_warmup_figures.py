@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, argument_figure, first_steps_figure,
+from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
                                             rate_rise_figure, schedules_figure, step_response_figure,
                                             warmup_schedule_figure)
@@ -208,6 +208,21 @@ def test_schedules_figure_draws_each_runs_rate_and_mean_loss_in_one_look():
     assert len({ln.get_color() for ln in top.get_lines() if ln.get_gid()}) == 2
 
 
+def test_momentum_walk_figure_draws_each_walks_size_on_a_log_axis():
+    from lnworked.stress.sharpness import adam_threshold, momentum_walk
+    walks = {r: momentum_walk(r * adam_threshold(0.9), 0.9, 40) for r in (0.8, 1.0, 1.2)}
+    fig = momentum_walk_figure(walks)
+    (ax,) = fig.axes
+    assert ax.get_yscale() == "log"
+    for r, thetas in walks.items():
+        (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"walk {r:g}"]
+        assert np.allclose(line.get_ydata(), np.abs(thetas))
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0.8 × the threshold", "at the threshold",
+                                                                  "1.2 × the threshold"]
+    with pytest.raises(ValueError, match="^walks"):
+        momentum_walk_figure({})
+
+
 def test_schedules_figure_draws_the_looks_it_is_given():
     from lnworked.stress.warmup_figures import HOLD_LOOKS
 
@@ -241,6 +256,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: warmup_schedule_figure(_finals(), 64, 0.1),
     lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1),
     lambda: schedules_figure(_schedule_runs(), 64, 0.1),
+    lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "momentum_walk_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -171,6 +171,31 @@ def one_logit_figure():
     ax.plot([], [], ":", color=PALETTE["text"], linewidth=2, label="tangents (the promise)")
     ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
     _style(ax, "One step on one logit", "t (1 = the full step)", "loss change (nats)")
+    _legend_below(fig, ax)
+    return fig
+
+
+#: Looks of the momentum walks below, at and above the threshold.
+WALK_LOOKS = ((PALETTE["blue"], "-", "o"), (PALETTE["text"], "--", "s"), (PALETTE["orange"], "-.", "D"))
+
+
+def momentum_walk_figure(walks: dict):
+    """``|theta_s|`` against the step ``s`` (log scale) for each walk of ``{ratio: thetas}``
+    (:func:`~lnworked.stress.sharpness.momentum_walk` at ``eta lam`` = ratio times the threshold,
+    ``thetas`` from ``theta_0 = 1``), a dotted line at 1, where the walk started."""
+    if not walks:
+        raise ValueError("walks: needs at least one {ratio: thetas}")
+    fig, ax = new_figure(WIDTH, 5.2)
+    for i, (ratio, thetas) in enumerate(sorted(walks.items())):
+        color, style, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
+        size = np.abs(np.asarray(thetas, float))
+        steps = np.arange(len(size))
+        label = "at the threshold" if ratio == 1 else f"{ratio:g} × the threshold"
+        ax.plot(steps, size, style, color=color, linewidth=2.5, marker=marker, markevery=max(1, len(size) // 6),
+                markersize=7, label=label, gid=f"walk {ratio:g}")
+    ax.axhline(1, color="0.5", linewidth=1, linestyle=":")
+    ax.set_yscale("log")
+    _style(ax, "Momentum along one direction", "step s", "|θ_s| (start: 1)")
     _legend_below(fig, ax)
     return fig
 
