@@ -21,8 +21,8 @@ from lnworked.stress.device import DEVICE_CHOICES, describe_device, select_devic
 from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
-           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds", "run_warmup_holds_arrival", "run_warmup_sharpness",
-           "run_warmup_arrival", "run_warmup_divisor_split",
+           "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
+           "run_warmup_holds_arrival", "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split",
            "provenance"]
 
 _DEFAULT = StressConfig()
