@@ -39,9 +39,11 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_ten_teaching_pages():
-    """Chapters 1 to 8, chapter 3's section page on the scalar toy and chapter 6's on warmup over training."""
-    assert len(TEACHING) == 10 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training"} <= set(TEACHING)
+def test_there_are_eleven_teaching_pages():
+    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's two on warmup over
+    training and on the rate Adam tolerates."""
+    assert len(TEACHING) == 11 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
+                                    "chapters/05_rate_threshold"} <= set(TEACHING)
 
 
 @pytest.mark.slow
@@ -171,7 +173,7 @@ def test_retired_patterns_catch_what_they_retire():
 # --- forecasts hide their answers, on the sources ------------------------------------------
 
 FORECAST = re.compile(r"^(?P<fence>:{3,})\{admonition\} Forecast[ \t]*$", re.M)
-GLUE_KEY = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)")
+GLUE_KEY = re.compile(r"\{glue(?::\w+)?\}`((?:[^`:]+::)?[^`:]+)")  # a key, or doc::key from another page
 FOLDED = {"remove-cell", "remove-output", "hide-output", "hide-cell"}
 AFTER_CHARS = 300
 
@@ -228,3 +230,7 @@ def test_forecast_leak_check_catches_the_old_patterns():
     printed.metadata["tags"] = ["hide-output"]
     hidden = [new_md(forecast), printed, new_md("Two consequences.\n\n" + "x" * AFTER_CHARS + " {glue:text}`out`")]
     assert forecast_leaks(hidden) == []
+    # a number glued on another page (doc::key) is the same number under the fold
+    other = forecast.replace("{glue:text}`out`", "{glue:text}`05_a.ipynb::out:s`")
+    assert len(forecast_leaks([new_md(other + "\nIt maps the sum to {glue:text}`05_a.ipynb::out:.2f`.")])) == 1
+    assert forecast_leaks([new_md(other + "\nIt maps the sum to {glue:text}`05_a.ipynb::other:.2f`.")]) == []
