@@ -34,8 +34,8 @@ def test_no_code_block_is_cut_off_at_desktop_width(browser, server, name):
 
 def _teaching_pages() -> list[str]:
     pages = [name for name in PAGES if re.match(r"chapters/0[1-6]_", name)]
-    assert len(pages) == 10, pages  # 01-06, chapter 3's scalar-toy section, the two why-warmup chapters after 05
-    # and chapter 6's section on warmup over training
+    assert len(pages) == 11, pages  # 01-06, chapter 3's scalar-toy section, the two why-warmup chapters after 05
+    # and chapter 6's sections on warmup over training and on the rate Adam tolerates
     return pages
 
 

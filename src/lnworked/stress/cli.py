@@ -22,7 +22,7 @@ from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
-           "run_warmup_holds_arrival", "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split",
+           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split",
            "provenance"]
 
 _DEFAULT = StressConfig()
@@ -154,6 +154,12 @@ def register(subparsers) -> None:
                                                "Post-LN with its first 20 or 60 steps at the full rate over 2, 4 "
                                                "or 8; writes warmup-holds-arrival.csv.")
     _stored_run_arguments(holds_arrival, "warmup-holds-arrival", run_warmup_holds_arrival)
+    swap = sub.add_parser("warmup-swap", help="the eta/2 and eta/4 holds continued at the full rate with their "
+                                              "weights and Adam states exchanged",
+                          description="Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full "
+                                      "rate from every combination of one hold's weights and the other's Adam "
+                                      "state; writes warmup-swap.csv.")
+    _stored_run_arguments(swap, "warmup-swap", run_warmup_swap)
     sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
                                                     "and Pre-LN's constant rate",
                            description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
@@ -488,6 +494,14 @@ def run_warmup_holds(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-holds", seeds, lambda s: schedule_rows(s, HOLDS), write_schedule_csv)
+
+
+def run_warmup_swap(args) -> int:
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.state_swap import swap_rows, write_swap_csv
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-swap", seeds, swap_rows, write_swap_csv)
 
 
 def _step_progress(step: int) -> None:
