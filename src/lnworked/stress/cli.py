@@ -22,7 +22,8 @@ from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
-           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split",
+           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_sharpness", "run_warmup_arrival",
+           "run_warmup_divisor_split",
            "provenance"]
 
 _DEFAULT = StressConfig()
