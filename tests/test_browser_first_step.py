@@ -186,11 +186,14 @@ def test_chart_text_is_legible_inside_its_canvas_and_unoverlapped(page, width, h
                           "schedules"}
     from lnworked.explore import spec_grid
     from lnworked.stress.explorer import sweep_explorer_spec
+    from lnworked.stress.schedule_explorer import schedule_explorer_spec
 
-    panels = spec_grid(sweep_explorer_spec())  # chapter 5's explorer: two panels on a taller canvas
-    tall = panels["view_box"] if width >= 480 else panels["phone_view_box"]
+    # chapter 5's explorer (two panels) and chapter 6's (three) on taller canvases
+    tall = {kind: grid["view_box"] if width >= 480 else grid["phone_view_box"]
+            for kind, grid in (("training", spec_grid(sweep_explorer_spec())),
+                               ("schedules", spec_grid(schedule_explorer_spec())))}
     for kind, m in found.items():
-        assert m["box"] == (tall if kind == "training" else canvas), (kind, m["box"])
+        assert m["box"] == tall.get(kind, canvas), (kind, m["box"])
         assert m["texts"] >= 6, (kind, m)
         assert m["font"] >= smallest and m["height"] >= smallest, f"{kind} at {width} px: text {m['font']:.1f} px"
         assert not m["outside"], f"{kind} at {width} px: {m['outside']} run past the canvas"

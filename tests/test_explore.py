@@ -612,6 +612,7 @@ function snapshot(root) {
   const svg = root.querySelector('svg.lnw-plot');
   const count = sel => svg.querySelectorAll(sel).length;
   return { readouts: r, lines: count('path.lnw-line'), bars: count('rect.lnw-bar'), markers: count('line.lnw-marker'),
+           points: count('circle.lnw-point'),
            ready: root.attrs['data-lnw-ready'] || null,
            texts: svg.querySelectorAll('text').map(t => t.textContent),
            subscripts: svg.querySelectorAll('tspan').filter(t => 'dy' in t.attrs && parseFloat(t.attrs.dy) > 0)

@@ -1,8 +1,9 @@
-"""Chapter 6's explorer over Post-LN's stored schedule runs (lnworked.stress.schedule_explorer).
+"""Chapter 6's explorer: two of Post-LN's stored schedule runs side by side (lnworked.stress.schedule_explorer).
 
 Every expected value is computed here from the committed CSVs (``warmup-schedules.csv``,
 ``warmup-holds.csv``, ``warmup-sharpness.csv``, ``warmup-arrival.csv``, ``warmup-holds-arrival.csv``) read with the standard library's csv module, not through the library's
-readers; the threshold is Adam's ``(2 + 2 b1) / (1 - b1)`` written out here."""
+readers; the threshold is Adam's ``(2 + 2 b1) / (1 - b1)`` and each schedule's rate (the article's
+``min(1, s / 120)`` warmup, held, cut or divided) are written out here."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from lnworked.explore import format_readout, spec_grid
 from lnworked.stress.config import StressConfig
 from lnworked.stress.schedule_explorer import (SCHEDULE_OPTIONS, schedule_explorer, schedule_explorer_spec,
                                                schedule_readouts)
+
+STEPS, WARM = StressConfig().steps, 120
+SEEDS = ("7", "8", "9")
 from lnworked.stress.warmup_schedules import full_rate_from
 
 B1 = StressConfig().b1
 THRESHOLD = (2 + 2 * B1) / (1 - B1)
 #: the steps each option takes before the full rate, as the module docstring of warmup_schedules says
 BEFORE_FULL = {("constant", 0): 0, ("held", 20): 20, ("held", 120): 120, ("cut", 30): 30, ("cut", 60): 60, ("cut", 90): 90,
-               ("linear", 120): 120, ("reduced", 2): None, ("reduced", 4): None, ("reduced", 8): None,
+               ("linear", 120): 120, ("linear", 60): 60, ("reduced", 2): None, ("reduced", 4): None, ("reduced", 8): None,
                **{(kind, k): k for kind in ("half", "quarter", "eighth") for k in (20, 60)}}
 
 
@@ -55,6 +59,20 @@ def products():
     return out
 
 
+def _rate(value: str, step: int) -> float:
+    """Step ``step``'s rate over eta under schedule ``value``, from the schedules' definitions."""
+    kind, k = value.split()
+    k = int(k)
+    if kind == "constant":
+        return 1.0
+    if kind == "linear":
+        return min(1.0, step / k)
+    if kind == "reduced":
+        return 1 / k
+    first = {"held": 1 / WARM, "cut": min(1.0, step / WARM), "half": 0.5, "quarter": 0.25, "eighth": 0.125}[kind]
+    return first if step <= k else 1.0
+
+
 def _by_hand(runs, products, value: str, seed: str) -> dict:
     kind, k = value.split()
     losses = runs[(value, seed)]
@@ -64,37 +82,23 @@ def _by_hand(runs, products, value: str, seed: str) -> dict:
     measured = products.get((value, seed))
     out["loss-at-full"] = None if before is None else format_readout(losses[before])  # loss after `before` updates
     out["product-at-full"] = None if before is None or not measured else format_readout(measured[before])
-    full = math.inf if before is None else before
-    out["product-before"] = None if not measured else [(s, format_readout(v)) for s, v in sorted(measured.items())
-                                                       if s < full]
-    out["product-after"] = None if not measured else [(s, format_readout(v)) for s, v in sorted(measured.items())
-                                                      if s >= full]
     return out
 
 
-def _steps(text: str) -> list:
-    """``"step 0: 8.31; step 10: 0.68"`` -> ``[(0, "8.31"), (10, "0.68")]``."""
-    pairs = [part.split(": ") for part in text.split("; ")]
-    assert all(step.startswith("step ") for step, _ in pairs), text
-    return [(int(step[len("step "):]), value) for step, value in pairs]
-
-
-def _agrees(texts: dict, expected: dict) -> None:
+def _agrees(texts: dict, expected: dict, tag: str = "a") -> None:
+    texts = {k[len(tag) + 1:]: v for k, v in texts.items() if k.startswith(tag + "-")}
     assert texts["final-loss"] == expected["final-loss"]
     assert texts["learns"].startswith(expected["learns"] + " ")
     if expected["loss-at-full"] is None:
         assert texts["loss-at-full"].startswith("never") and texts["product-at-full"].startswith("never")
     else:
         assert texts["loss-at-full"].split(" nats")[0] == expected["loss-at-full"]
+    if "product-at-full" not in texts:  # an explorer without the product's panel reads no product
+        return
     if expected["product-at-full"] is not None:
         assert texts["product-at-full"] == expected["product-at-full"]
-    for key in ("product-before", "product-after"):
-        if expected[key] is None:
-            assert texts[key] == "not measured for this schedule"
-        elif not expected[key]:
-            assert texts[key].startswith(("none", "not measured")), texts[key]
-        else:
-            assert _steps(texts[key]) == expected[key]
+    elif expected["loss-at-full"] is not None:
+        assert texts["product-at-full"] == "not measured for this schedule"
 
 
 def test_full_rate_from_each_kind():
@@ -104,70 +108,90 @@ def test_full_rate_from_each_kind():
         full_rate_from(("cosine", 3))
 
 
-def test_grid_holds_every_offered_schedule_and_seed_as_stored(runs):
-    spec = schedule_explorer_spec()
-    grid = spec_grid(spec)
-    assert grid["controls"] == ["schedule", "seed"]
-    seeds = sorted({s for _, s in runs}, key=int)
+def test_grid_holds_every_run_as_stored_its_rates_and_its_measured_products(runs, products):
+    grid = spec_grid(schedule_explorer_spec())
+    assert grid["controls"] == ["schedule", "other", "seed"]
     values = [f"{kind} {k}" for kind, k in SCHEDULE_OPTIONS]
-    assert [str(v) for v in spec.controls[0].values] == values and [str(v) for v in spec.controls[1].values] == seeds
-    assert set(grid["runs"]) == {f"{v}|{s}" for v in values for s in seeds}
-    assert grid["uniform"] == pytest.approx(math.log(StressConfig().vocab_size), abs=1e-4)
+    assert set(grid["runs"]) == {f"{v}|{s}" for v in values for s in SEEDS}
+    assert grid["steps"] == list(range(STEPS + 1))
+    assert [p["key"] for p in grid["panels"]] == ["rate", "product", "loss"]
+    assert sum(p["height"] for p in grid["panels"]) == pytest.approx(1)
+    refs = {p["key"]: p.get("ref") for p in grid["panels"]}
+    assert refs == {"rate": None, "product": 1, "loss": pytest.approx(math.log(StressConfig().vocab_size), abs=1e-4)}
     for value in values:
-        for seed in seeds:
-            stored = grid["runs"][f"{value}|{seed}"]["loss"]
-            np.testing.assert_allclose(stored, runs[(value, seed)], rtol=5e-4)
+        np.testing.assert_allclose(grid["rates"][value], [_rate(value, s) for s in range(1, STEPS + 1)], rtol=5e-4)
+        for seed in SEEDS:
+            cell = grid["runs"][f"{value}|{seed}"]
+            np.testing.assert_allclose(cell["loss"], runs[(value, seed)], rtol=5e-4)
+            measured = products.get((value, seed), {})
+            assert len(cell["product"]) == STEPS + 1
+            assert {s for s, v in enumerate(cell["product"]) if v is not None} == set(measured)
+            for step, v in measured.items():
+                assert cell["product"][step] == pytest.approx(v, rel=5e-4)
+    # the product's axis holds every reading, from the lowest to the 11025x one
+    product = next(p for p in grid["panels"] if p["key"] == "product")
+    shown = [v for cell in grid["runs"].values() for v in cell["product"] if v is not None]
+    assert product["y_min"] <= min(shown) and max(shown) <= product["y_max"]
 
 
-def test_readouts_agree_with_the_csvs_for_every_run(runs, products):
+def test_readouts_agree_with_the_csvs_for_every_pair_of_runs(runs, products):
     spec = schedule_explorer_spec()
-    grid = spec_grid(spec)
-    for key, cell in grid["runs"].items():
-        value, seed = key.split("|")
-        _agrees(dict(zip(grid["readouts"], cell["readouts"])), _by_hand(runs, products, value, seed))
+    values = [f"{kind} {k}" for kind, k in SCHEDULE_OPTIONS]
+    for a in values:
+        for b in (values[0], a, values[-1]):
+            for seed in SEEDS:
+                texts = spec.readouts({"schedule": a, "other": b, "seed": seed})
+                _agrees(texts, _by_hand(runs, products, a, seed), "a")
+                _agrees(texts, _by_hand(runs, products, b, seed), "b")
     # the section's six schedules and the moderate holds have the sharpness measured, the cut at 90
     # and the lower constant rates not
-    measured = {v for v, _ in products}
-    assert measured == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120",
-                        *(f"{kind} {k}" for kind in ("half", "quarter", "eighth") for k in (20, 60))}
+    assert {v for v, _ in products} == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120",
+                                        *(f"{kind} {k}" for kind in ("half", "quarter", "eighth") for k in (20, 60))}
 
 
-def test_the_readouts_separate_the_runs_that_learn(runs, products):
-    """The section's finding in the explorer's own numbers: the runs that learn meet the full rate
-    at a lower product than every run that does not, in every seed."""
+def _pair(spec, a: str, b: str, seed: str) -> tuple[dict, dict]:
+    texts = spec.readouts({"schedule": a, "other": b, "seed": seed})
+    return tuple({k[2:]: v for k, v in texts.items() if k.startswith(tag)} for tag in ("a-", "b-"))
+
+
+def test_the_readouts_separate_the_five_schedules_that_learn(runs, products):
+    """The section's finding in the explorer's own numbers: of the five schedules, the runs that learn meet
+    the full rate at a lower product than every run that does not, in every seed."""
     spec = schedule_explorer_spec()
     learn, fail = [], []
     for value in ("constant 0", "held 120", "cut 30", "cut 60", "linear 120"):
-        for seed in ("7", "8", "9"):
-            texts = spec.readouts({"schedule": value, "seed": seed})
+        for seed in SEEDS:
+            texts, _ = _pair(spec, value, "cut 60", seed)
             (learn if texts["learns"].startswith("yes") else fail).append(float(texts["product-at-full"]))
     assert learn and fail and max(learn) < min(fail)
 
 
-def test_the_run_held_20_steps_meets_the_full_rate_below_the_threshold_and_does_not_learn():
-    """The section's test of that finding as a rule: a run that meets the full rate below the
-    threshold, lower than the warmup cut at step 60 (which learns), and still does not learn."""
+def test_the_default_pair_is_the_sections_counterexample(runs, products):
+    """The explorer opens on the run held small for 20 steps beside the warmup cut at step 60: the held run meets
+    the full rate below the threshold and lower than the cut warmup, is above it again within the steps
+    measured, and does not learn; the cut warmup learns."""
     spec = schedule_explorer_spec()
-    for seed in ("7", "8", "9"):
-        held = spec.readouts({"schedule": "held 20", "seed": seed})
-        cut = spec.readouts({"schedule": "cut 60", "seed": seed})
+    assert spec.defaults()["schedule"] == "held 20" and spec.defaults()["other"] == "cut 60"
+    grid = spec_grid(spec)
+    for seed in SEEDS:
+        held, cut = _pair(spec, "held 20", "cut 60", seed)
         assert float(held["product-at-full"]) < 1 < float(cut["product-at-full"])
         assert held["learns"].startswith("no") and cut["learns"].startswith("yes")
-        assert any(float(v) > 1 for _, v in _steps(held["product-after"]))
+        after = [v for s, v in enumerate(grid["runs"][f"held 20|{seed}"]["product"]) if v is not None and s > 20]
+        assert any(v > 1 for v in after)
 
 
 def test_over_the_holds_the_product_at_arrival_does_not_separate_the_runs_that_learn():
     """The section's fourth measurement in the explorer's own numbers: held at eta/8 for 60 steps, a
     seed that learns meets the full rate above every seed held at eta/2 for 60 steps, none of which learns."""
     spec = schedule_explorer_spec()
-    eighth = [spec.readouts({"schedule": "eighth 60", "seed": seed}) for seed in ("7", "8", "9")]
-    half = [spec.readouts({"schedule": "half 60", "seed": seed}) for seed in ("7", "8", "9")]
-    learners = [float(t["product-at-full"]) for t in eighth if t["learns"].startswith("yes")]
-    assert learners and all(t["learns"].startswith("no") for t in half)
-    assert min(learners) > max(float(t["product-at-full"]) for t in half) > 1
+    pairs = [_pair(spec, "eighth 60", "half 60", seed) for seed in SEEDS]
+    learners = [float(e["product-at-full"]) for e, _ in pairs if e["learns"].startswith("yes")]
+    assert learners and all(h["learns"].startswith("no") for _, h in pairs)
+    assert min(learners) > max(float(h["product-at-full"]) for _, h in pairs) > 1
 
 
-def test_readouts_reject_an_unknown_schedule_or_seed():
+def test_bad_arguments_say_which_and_why():
     from lnworked.stress.committed import committed_warmup_schedules
     from lnworked.stress.warmup_schedules import summarise
 
@@ -176,39 +200,69 @@ def test_readouts_reject_an_unknown_schedule_or_seed():
         schedule_readouts(losses, {}, ("cosine", 3), seeds[0], seeds, THRESHOLD, 0.1)
     with pytest.raises(ValueError, match="seed: must be one of"):
         schedule_readouts(losses, {}, ("constant", 0), 12345, seeds, THRESHOLD, 0.1)
+    with pytest.raises(ValueError, match="^panels: must be distinct keys"):
+        schedule_explorer_spec(None, ("rate", "sharpness"))
+    with pytest.raises(ValueError, match="^panels: must be distinct keys"):
+        schedule_explorer_spec(None, ("loss", "loss"))
+    with pytest.raises(ValueError, match="^default: must be two of"):
+        schedule_explorer_spec(None, ("loss",), (("cut", 45), ("cut", 60)))
 
 
 def test_static_schedule_explorer_responds_to_its_controls(monkeypatch, runs, products):
-    """The static HTML run by the book's explorer script (Node.js with a minimal DOM)."""
+    """The static HTML run by the book's explorer script (Node.js with a minimal DOM): both runs' readouts,
+    two lines per panel, a dot per measured product."""
     from test_explore import _run_in_node
 
     monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
     html = schedule_explorer().data
     assert 'data-explorer="schedules"' in html and 'aria-live="polite"' in html
     actions = [{"root": 0, "name": "schedule", "value": "held 120", "event": "change"},
-               {"root": 0, "name": "schedule", "value": "linear 120", "event": "change"},
+               {"root": 0, "name": "other", "value": "linear 120", "event": "change"},
                {"root": 0, "name": "seed", "value": "9", "event": "change"},
                {"root": 0, "name": "schedule", "value": "reduced 4", "event": "change"}]
     results = _run_in_node(html, actions)
-    assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 1
+    assert results[0]["initial"]["ready"] == "1" and results[0]["initial"]["lines"] == 6
     seen = []
-    for result, key in zip(results[1:], [("held 120", "7"), ("linear 120", "7"), ("linear 120", "9"),
-                                         ("reduced 4", "9")]):
-        texts = result["state"]["readouts"]
-        _agrees(texts, _by_hand(runs, products, *key))
-        assert result["state"]["lines"] == 1
-        seen.append(texts["final-loss"])
+    for result, (a, b, seed) in zip(results[1:], [("held 120", "cut 60", "7"), ("held 120", "linear 120", "7"),
+                                                 ("held 120", "linear 120", "9"), ("reduced 4", "linear 120", "9")]):
+        state = result["state"]
+        _agrees(state["readouts"], _by_hand(runs, products, a, seed), "a")
+        _agrees(state["readouts"], _by_hand(runs, products, b, seed), "b")
+        assert state["lines"] == 6
+        assert state["points"] == len(products.get((a, seed), {})) + len(products.get((b, seed), {}))
+        seen.append(tuple(sorted(state["readouts"].items())))
     assert len(set(seen)) == len(seen)
 
 
-def test_live_schedule_explorer_draws_the_run_and_the_uniform_guess(monkeypatch, runs, products):
+def test_a_page_can_show_fewer_panels_and_its_own_pair(monkeypatch, runs, products):
+    """The previous section's explorer: rates and losses only, the eta/2 and eta/4 holds."""
+    from test_explore import _run_in_node
+
+    monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
+    html = schedule_explorer(panels=("rate", "loss"), default=(("half", 60), ("quarter", 60))).data
+    (result,) = _run_in_node(html, [])
+    state = result["initial"]
+    assert state["lines"] == 4 and state["points"] == 0
+    assert set(state["readouts"]) == {f"{tag}-{k}" for tag in "ab" for k in ("loss-at-full", "final-loss", "learns")}
+    _agrees(state["readouts"], _by_hand(runs, products, "half 60", "7"), "a")
+    _agrees(state["readouts"], _by_hand(runs, products, "quarter 60", "7"), "b")
+
+
+def test_live_schedule_explorer_draws_both_runs_in_every_panel(monkeypatch, runs, products):
     monkeypatch.delenv("LNWORKED_STATIC_BUILD", raising=False)
     box = schedule_explorer()
-    assert set(box.lnw_controls) == {"schedule", "seed"}
+    assert set(box.lnw_controls) == {"schedule", "other", "seed"}
     box.lnw_controls["schedule"].value = "cut 30"
+    box.lnw_controls["other"].value = "constant 0"
     box.lnw_controls["seed"].value = 8
-    _agrees(box.lnw_values, _by_hand(runs, products, "cut 30", "8"))
-    lines = {line.get_gid(): line for line in box.lnw_figure.axes[0].get_lines()}
-    assert set(lines) == {"loss", "uniform"}
+    _agrees(box.lnw_values, _by_hand(runs, products, "cut 30", "8"), "a")
+    _agrees(box.lnw_values, _by_hand(runs, products, "constant 0", "8"), "b")
+    lines = {line.get_gid(): line for ax in box.lnw_figure.axes for line in ax.get_lines()}
+    assert {"rate-a", "rate-b", "product-a", "product-b", "loss-a", "loss-b", "threshold", "uniform"} <= set(lines)
     np.testing.assert_allclose(lines["uniform"].get_ydata(), math.log(StressConfig().vocab_size))
-    np.testing.assert_allclose(lines["loss"].get_ydata(), runs[("cut 30", "8")])
+    np.testing.assert_allclose(lines["threshold"].get_ydata(), 1.0)
+    np.testing.assert_allclose(lines["loss-a"].get_ydata(), runs[("cut 30", "8")])
+    np.testing.assert_allclose(lines["rate-a"].get_ydata(), [_rate("cut 30", s) for s in range(1, STEPS + 1)])
+    measured = products[("constant 0", "8")]
+    np.testing.assert_allclose(lines["product-b"].get_xdata(), sorted(measured))
+    np.testing.assert_allclose(lines["product-b"].get_ydata(), [measured[s] for s in sorted(measured)], rtol=5e-4)

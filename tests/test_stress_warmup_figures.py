@@ -176,6 +176,26 @@ def test_rate_rise_figure_draws_each_schedules_mean_over_seeds_on_log_axes():
     assert ticks == [3, 6, 12]
 
 
+def test_each_run_keeps_its_look_in_every_figure_of_the_section():
+    """Read 125: a colour named one run in one figure and another in the next. The constant rate, the
+    cut warmups and the whole warmup look as in the five schedules' figure, the lower constant rates as
+    the holds at the same rate; no two different runs share a colour."""
+    from lnworked.stress.warmup_figures import CUT_LOOKS, HOLD_LOOKS, REDUCED_LOOKS, SCHEDULE_LOOKS, WHOLE_LOOK
+
+    constant, held, cut30, cut60, whole = SCHEDULE_LOOKS
+    eighth, quarter, half, steep = HOLD_LOOKS  # the holds' figure: eta/8, eta/4, eta/2, the linear warmup
+    assert REDUCED_LOOKS == {1: constant, 2: half, 4: quarter, 8: eighth}
+    assert CUT_LOOKS[30] == cut30 and CUT_LOOKS[60] == cut60 and WHOLE_LOOK == whole
+    runs = [constant, held, cut30, cut60, whole, eighth, quarter, half, steep, CUT_LOOKS[90]]
+    assert len({color for color, _, _ in runs}) == len(runs)
+    # and the figure draws them so: the cut at 30 orange, the whole warmup navy, eta/2 as the eta/2 hold
+    losses = _rise_losses()
+    losses[("cut", 30)] = losses.pop(("cut", 3))
+    top, bottom = rate_rise_figure(losses, 12, 64, 0.1).axes
+    drawn = {ln.get_gid(): ln.get_color() for ax in (top, bottom) for ln in ax.get_lines() if ln.get_gid()}
+    assert drawn["cut-30"] == cut30[0] and drawn["cut-12"] == whole[0] and drawn["reduced-2"] == half[0]
+
+
 def test_rate_rise_figure_needs_the_full_rate_the_whole_warmup_and_both_kinds():
     losses = _rise_losses()
     for missing in (("constant", 0), ("linear", 12)):

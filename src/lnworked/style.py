@@ -41,6 +41,8 @@ PALETTE = {
     "text": "#1a1a1a",
     "teal": "#00796b",  # teal and brown: further runs beside the five looks of a figure
     "brown": "#6d4c41",
+    "green": "#2e7d32",  # green and gold: runs no other colour of their section names
+    "gold": "#8a6100",
     "grid": "#d9d9d9",
     "background": "#ffffff",
 }

@@ -180,7 +180,7 @@
       lo = Math.pow(10, a); hi = Math.pow(10, b);
     } else {
       if (hi <= lo) { hi = lo + 1; }
-      var st = niceStep(hi - lo, 5);
+      var st = niceStep(hi - lo, o.tickCount || 5);
       if (o.nice) { lo = Math.floor(lo / st) * st; hi = Math.ceil(hi / st) * st; }   /* ends on ticks */
       for (var t = Math.ceil(lo / st) * st; t <= hi + 1e-9 * st; t += st) {
         yTicks.push({ v: t, label: fmtTick(Math.abs(t) < 1e-9 * st ? 0 : t) });   /* 0, not -6e-17 */
@@ -196,9 +196,13 @@
       var d = "", pen = "M";
       for (var i = 0; i < o.xs.length; i++) {
         var v = s.values[i];
-        if (v === null || (o.log && v <= 0)) { pen = "M"; continue; }
+        if (v === null || (o.log && v <= 0)) { if (!s.join) { pen = "M"; } continue; }   /* join: across gaps */
         d += pen + x(o.xs[i]).toFixed(1) + "," + y(v).toFixed(1) + " ";
         pen = "L";
+        if (s.dots) {   /* a measured value among unmeasured steps: a dot on the line */
+          node(svg, svg, "circle", { cx: x(o.xs[i]).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: s.color,
+            "class": "lnw-point", "data-series": s.key });
+        }
       }
       var attrs = { d: d, fill: "none", stroke: s.color, "stroke-width": s.width || "2", "class": "lnw-line", "data-series": s.key };
       if (s.opacity) { attrs["stroke-opacity"] = s.opacity; }
@@ -252,6 +256,21 @@
     });
     node(svg, svg, "line", { x1: f.left, y1: y(0), x2: f.right, y2: y(0), stroke: "currentColor" });
     legend(svg, f, items);
+  }
+
+  /* Panels one above the other inside plot (<svg class="lnw-panel">, each its own canvas, its height
+     panel.height of the plot's): chart(panel) gives each panel's lineChart options. */
+  function stack(plot, panels, chart) {
+    var box = (plot.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
+    var w = parseFloat(box[2]), h = parseFloat(box[3]), top = 0;
+    clear(plot);
+    panels.forEach(function (p) {
+      var ph = Math.round(h * p.height);
+      var panel = node(plot, plot, "svg", { x: 0, y: top, width: w, height: ph, viewBox: "0 0 " + w + " " + ph,
+        "class": "lnw-panel", "data-panel": p.key });
+      lineChart(panel, chart(p));
+      top += ph;
+    });
   }
 
   /* ---- the three explorers ------------------------------------------------------------ */
@@ -325,14 +344,9 @@
     data.readouts.forEach(function (k, i) { readout(root, k, run.readouts[i]); });
     var plot = root.querySelector("svg.lnw-plot");
     if (data.panels) {
-      var box = (plot.getAttribute("viewBox") || "0 0 520 280").split(/[ ,]+/);
-      var w = parseFloat(box[2]), h = parseFloat(box[3]), top = 0;
-      clear(plot);
-      data.panels.forEach(function (p) {
-        var ph = Math.round(h * p.height), range = p.fit ? run[p.fit] : [p.y_min, p.y_max];
-        var panel = node(plot, plot, "svg", { x: 0, y: top, width: w, height: ph, viewBox: "0 0 " + w + " " + ph,
-          "class": "lnw-panel", "data-panel": p.key });
-        lineChart(panel, {
+      stack(plot, data.panels, function (p) {
+        var range = p.fit ? run[p.fit] : [p.y_min, p.y_max];
+        return {
           xs: data.steps, log: p.log, nice: !p.log, yMin: range[0], yMax: range[1], xTicks: data.x_ticks, ref: p.ref,
           tickChars: 4,
           series: p.series.map(function (k) {   /* drawn in the run's colour (its placement's) when it has one */
@@ -341,8 +355,7 @@
             return s;
           }),
           xLabel: p.x_label, yLabel: p.y_label
-        });
-        top += ph;
+        };
       });
       return;
     }
@@ -354,7 +367,32 @@
   };
   RENDER.deepnorm = RENDER.training;
   RENDER.family = RENDER.training;
-  RENDER.schedules = RENDER.training;  /* chapter 6's schedules (lnworked.stress.schedule_explorer) */
+  /* Chapter 6: two stored runs under rate schedules side by side (lnworked.stress.schedule_explorer), one
+     seed: per panel each run's rate (data.rates), product (measured steps only: joined, with dots) or loss;
+     the table's two columns read each run ("a-" and "b-" readouts). */
+  RENDER.schedules = function (root, data) {
+    var seed = value(root, "seed");
+    var picks = [["a", value(root, "schedule")], ["b", value(root, "other")]];
+    var runs = picks.map(function (pick) { return data.runs[pick[1] + "|" + seed]; });
+    picks.forEach(function (pick, i) {
+      data.readouts.forEach(function (k, j) { readout(root, pick[0] + "-" + k, runs[i].readouts[j]); });
+    });
+    stack(root.querySelector("svg.lnw-plot"), data.panels, function (p) {
+      return {
+        xs: data.steps, log: p.log, nice: !p.log, yMin: p.y_min, yMax: p.y_max, xTicks: data.x_ticks, ref: p.ref,
+        tickChars: 4, tickCount: p.tick_count, xLabel: p.x_label, yLabel: p.y_label,
+        series: picks.map(function (pick, i) {
+          var ys = p.key === "rate" ? data.rates[pick[1]] : runs[i][p.key];
+          /* rates and losses belong to steps 1, 2, ...; the product to the weights after 0, 1, ... steps */
+          var s = series(data, pick[0], null, p.key === "product" ? ys : [null].concat(ys));
+          s.dash = data.dash[pick[0]] || null;
+          s.join = s.dots = p.key === "product";
+          s.nolegend = p !== data.panels[0];
+          return s;
+        })
+      };
+    });
+  };
 
   /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
      (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says,

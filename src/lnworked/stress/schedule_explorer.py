@@ -1,44 +1,55 @@
-"""The warmup-over-training section's explorer: Post-LN's stored runs under other rate schedules.
+"""Chapter 6's explorer: two of Post-LN's stored runs under rate schedules, side by side.
 
 :func:`schedule_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
-    Two selects, ``schedule`` (:data:`SCHEDULE_OPTIONS`: the constant rate, the first steps held
-    small, the article's warmup with the full rate from step 30, 60 or 90, the whole warmup,
-    constant rates 2, 4 and 8 times smaller, and the first 20 or 60 steps at such a rate, then
-    ``eta``) and ``seed``, whose runs are the committed ``lnworked stress warmup-schedules`` and
-    ``lnworked stress warmup-holds`` (:func:`~lnworked.stress.committed.committed_warmup_schedules`,
-    :func:`~lnworked.stress.committed.committed_warmup_holds`).
-    It draws the run's training loss per step (log scale) with a uniform guess's, ``ln V``, and reads
-    out (:func:`schedule_readouts`), for ``s`` = :func:`~lnworked.stress.warmup_schedules.full_rate_from`
-    the steps before the full rate ``eta``:
+    Three selects, ``schedule`` and ``other`` (:data:`SCHEDULE_OPTIONS`: the constant rate, the
+    first steps held small, the article's warmup with the full rate from step 30, 60 or 90, the whole
+    warmup, a linear warmup reaching ``eta`` at step 60, constant rates 2, 4 and 8 times smaller, and the first 20 or 60 steps at such a rate, then
+    ``eta``), two runs to set beside each other, and ``seed``, whose runs are the committed
+    ``lnworked stress warmup-schedules`` and ``lnworked stress warmup-holds``
+    (:func:`~lnworked.stress.committed.committed_warmup_schedules`,
+    :func:`~lnworked.stress.committed.committed_warmup_holds`). It draws, for both runs, panels one
+    above the other over the training steps (:data:`PANELS`, the caller picks which):
 
-    * the loss when the full rate arrives, the run's loss after ``s`` updates;
-    * ``eta lam / threshold`` there, the full rate times Adam's preconditioned sharpness ``lam`` in
-      units of :func:`~lnworked.stress.sharpness.adam_threshold` (the committed
-      ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and ``warmup-holds-arrival``; where
-      two measured a step, the first), and the same at every step measured before the full rate
-      arrives and from its arrival on;
-    * the final loss (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and
-      whether it is below :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned.
+    * ``rate``: each step's rate over the full rate, ``eta_s / eta``
+      (:func:`~lnworked.stress.warmup_schedules.schedule_rates`);
+    * ``product``: ``eta lam / threshold``, the full rate times Adam's preconditioned sharpness
+      ``lam`` in units of :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was
+      measured (the committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
+      ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1;
+    * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
 
-    A schedule without the sharpness measured, or that never reaches ``eta``, says so. Built by
-    :func:`lnworked.stress.loss_explorer.stored_loss_explorer` (``data-explorer="schedules"``; every
-    run's curve is in the page, computed ahead of time).
+    Its table reads out, per run (:func:`schedule_readouts`), for ``s`` =
+    :func:`~lnworked.stress.warmup_schedules.full_rate_from` the steps before the full rate: the loss
+    when the full rate arrives (after ``s`` updates), ``eta lam / threshold`` there, the final loss
+    (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and whether it is below
+    :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned. A schedule without the sharpness
+    measured, or that never reaches ``eta``, says so. Every run's curves are in the page, computed
+    ahead of time (``data-explorer="schedules"``).
 """
 
 from __future__ import annotations
 
+import html
 import math
 from functools import lru_cache
 
+import numpy as np
+
+from lnworked.explore import Explorer
 from lnworked.stress.config import StressConfig, warmup_for
+from lnworked.stress.explorer import rounded_curve
 from lnworked.stress.warmup_schedules import HOLD_DIVISORS, HOLDS
 
 __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "schedule_value",
-           "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS"]
+           "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS", "PANELS", "RUNS"]
 
-#: Readout keys of :func:`schedule_explorer`, in table order.
-SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "product-before", "product-after", "final-loss",
-                         "learns")
+#: Readout keys of one run in :func:`schedule_explorer`, in table order.
+SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learns")
+#: The panels the explorer can draw, top to bottom: (key, y label, log scale?, share of the canvas's height).
+PANELS = (("rate", "rate / η", False, 0.24), ("product", "η × sharpness / threshold", True, 0.40),
+          ("loss", "loss (nats)", True, 0.36))
+#: The two runs' series: (key, legend label, line dash in the page, matplotlib line style).
+RUNS = (("a", "run", None, "-"), ("b", "beside it", "6 4", "--"))
 
 
 def schedule_value(schedule: tuple[str, int]) -> str:
@@ -56,16 +67,17 @@ def _label(schedule: tuple[str, int], warm: int) -> str:
     if kind == "cut":
         return f"warmup, full rate η from step {k}"
     if kind == "linear":
-        return f"the whole warmup, η from step {k}" if k == warm else f"a {k}-step warmup"
+        return f"the whole warmup, η from step {k}" if k == warm else f"a linear warmup reaching η at step {k}"
     if kind in HOLD_DIVISORS:
         return f"first {k} steps at η/{HOLD_DIVISORS[kind]}, then η"
     return f"constant rate η/{k}, no warmup"
 
 
 #: The schedules the explorer offers, in the select's order: the section's five, the run held for 20
-#: steps, the warmup cut at step 90, the lower constant rates, and the first steps at one of them.
+#: steps, the warmup cut at step 90, the linear warmup reaching eta at step 60, the lower constant rates,
+#: and the first steps at one of them.
 SCHEDULE_OPTIONS = (("constant", 0), ("held", 20), ("held", 120), ("cut", 30), ("cut", 60), ("cut", 90),
-                    ("linear", 120), ("reduced", 2), ("reduced", 4), ("reduced", 8), *HOLDS)
+                    ("linear", 120), ("linear", 60), ("reduced", 2), ("reduced", 4), ("reduced", 8), *HOLDS)
 
 
 def _sharpness_table(*tables) -> dict:
@@ -79,22 +91,14 @@ def _sharpness_table(*tables) -> dict:
     return out
 
 
-def _steps_text(measured: dict, threshold: float) -> str:
-    """``"step 0: 8.31; step 10: 0.68"``: the products over ``threshold``, step by step."""
-    from lnworked.explore import format_readout
-
-    return "; ".join(f"step {step}: {format_readout(v / threshold)}" for step, v in sorted(measured.items()))
-
-
 def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], seed: int, seeds,
                       threshold: float, stable: float, last: int = 10) -> dict:
     """Readout key -> text for one run: ``losses`` maps ``(kind, k)`` to losses ``(seeds, steps)``
     (:func:`~lnworked.stress.warmup_schedules.summarise`), ``sharpness`` maps ``(kind, k, seed)`` to
     ``{step: eta lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from`; ``product-at-full`` = ``eta lam /
-    threshold`` at step ``s``; ``product-before`` and ``product-after`` = the same at every step
-    measured before ``s`` and from ``s`` on (``"step 10: 0.68; ..."``); ``final-loss`` = the mean of
-    the last ``last`` losses; ``learns`` = whether that is below ``stable`` nats."""
+    threshold`` at step ``s``; ``final-loss`` = the mean of the last ``last`` losses; ``learns`` =
+    whether that is below ``stable`` nats."""
     from lnworked.explore import format_readout
     from lnworked.stress.deepnorm import final_loss
     from lnworked.stress.warmup_schedules import full_rate_from
@@ -114,36 +118,43 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
     if start is None:
         never = f"never: every step at η/{schedule[1]}"
         out.update({"loss-at-full": never, "product-at-full": never})
-    else:
-        where = f"after {start} steps" if start else "at the initial weights"
-        out["loss-at-full"] = f"{format_readout(run[start])} nats, {where}"
-        out["product-at-full"] = (format_readout(measured[start] / threshold) if measured and start in measured
-                                  else "not measured for this schedule")
-    if not measured:
-        out["product-before"] = out["product-after"] = "not measured for this schedule"
         return out
-    full = start if start is not None else math.inf
-    before = {step: v for step, v in measured.items() if step < full}
-    after = {step: v for step, v in measured.items() if step >= full}
-    out["product-before"] = (_steps_text(before, threshold) if before else
-                             "none: the full rate from the first step" if start == 0 else "not measured")
-    out["product-after"] = _steps_text(after, threshold) if after else "not measured"
+    where = f"after {start} steps" if start else "at the initial weights"
+    out["loss-at-full"] = f"{format_readout(run[start])} nats, {where}"
+    out["product-at-full"] = (format_readout(measured[start] / threshold) if measured and start in measured
+                              else "not measured for this schedule")
     return out
 
 
-@lru_cache(maxsize=4)
-def schedule_explorer_spec(folder=None):
-    """The :class:`~lnworked.explore.Explorer` over the committed schedule runs (or ``folder``'s)."""
+def _product_curve(measured: dict | None, threshold: float, steps: int) -> list:
+    """``eta lam / threshold`` at steps ``0..steps`` (4 significant digits), ``None`` where not measured."""
+    from lnworked.stress.explorer import rounded_curve
+
+    out = [None] * (steps + 1)
+    for step, v in (measured or {}).items():
+        out[step] = rounded_curve([v / threshold])[0]
+    return out
+
+
+@lru_cache(maxsize=8)
+def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "loss"),
+                           default: tuple = (("held", 20), ("cut", 60))):
+    """The :class:`~lnworked.explore.Explorer` over the committed schedule runs (or ``folder``'s), drawing
+    ``panels`` (keys of :data:`PANELS`, top to bottom) for the two runs, ``default`` at first."""
     from lnworked.explore import Choice, Series
     from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_holds,
                                            committed_warmup_holds_arrival, committed_warmup_schedules,
                                            committed_warmup_sharpness)
-    from lnworked.stress.loss_explorer import stored_loss_explorer
+    from lnworked.stress.loss_explorer import log_range
     from lnworked.stress.sharpness import adam_threshold
     from lnworked.stress.sweep import STABLE_LOSS
-    from lnworked.stress.warmup_schedules import summarise
+    from lnworked.stress.warmup_schedules import schedule_rates, summarise
     from lnworked.style import PALETTE
 
+    known = [key for key, *_ in PANELS]
+    panels = tuple(panels)
+    if not panels or any(p not in known for p in panels) or len(set(panels)) != len(panels):
+        raise ValueError(f"panels: must be distinct keys of {tuple(known)}, got {panels!r}")
     config = StressConfig()
     seeds, losses = summarise(committed_warmup_schedules(folder)[0])
     hold_seeds, holds = summarise(committed_warmup_holds(folder)[0])
@@ -156,42 +167,138 @@ def schedule_explorer_spec(folder=None):
     offered = [s for s in SCHEDULE_OPTIONS if s in losses]
     if not offered:
         raise ValueError(f"folder: none of the schedules {SCHEDULE_OPTIONS} is stored")
+    default = tuple(tuple(s) for s in default)
+    if len(default) != 2 or any(s not in offered for s in default):
+        raise ValueError(f"default: must be two of {tuple(offered)}, got {default!r}")
     by_value = {schedule_value(s): s for s in offered}
+    steps = losses[offered[0]].shape[1]
+    rates = {schedule_value(s): schedule_rates(s, config) / config.learning_rate for s in offered}
+    products = {(schedule_value(s), seed): _product_curve(sharpness.get((*s, seed)), threshold, steps)
+                for s in offered for seed in seeds}
     runs = {(schedule_value(s), seed): losses[s][i] for s in offered for i, seed in enumerate(seeds)}
+    uniform = math.log(config.vocab_size)
+    loss_lo, loss_hi = log_range(runs.values(), uniform)
+    shown = [v for curve in products.values() for v in curve if v is not None]
+    product_lo, product_hi = log_range([shown], 1.0)
     warm = warmup_for(config.steps)
-    vocab = config.vocab_size
+    panel_specs = {key: (label, log, height) for key, label, log, height in PANELS}
+    total = sum(panel_specs[p][2] for p in panels)
+
+    # the product's row only where its panel is drawn (the previous section has not met the threshold yet)
+    keys = [k for k in SCHEDULE_READOUT_KEYS if k != "product-at-full" or "product" in panels]
+
+    def one(values, which):
+        texts = schedule_readouts(losses, sharpness, by_value[values[which]], int(values["seed"]), seeds,
+                                  threshold, STABLE_LOSS)
+        return {k: texts[k] for k in keys}
 
     def readouts(values):
-        return schedule_readouts(losses, sharpness, by_value[values["schedule"]], int(values["seed"]), seeds,
-                                 threshold, STABLE_LOSS)
+        return {f"{tag}-{k}": v for tag, which in (("a", "schedule"), ("b", "other"))
+                for k, v in one(values, which).items()}
 
-    steps = losses[offered[0]].shape[1]
-    return stored_loss_explorer(
-        "schedules", runs,
-        controls=(Choice("schedule", "rate schedule", tuple((schedule_value(s), _label(s, warm)) for s in offered),
-                         schedule_value(offered[0])),
+    def table(texts):
+        from lnworked.explore import _readout
+
+        rows = "".join(f"<tr><th>{html.escape(head)}</th>"
+                       + "".join(f"<td>{_readout(f'{tag}-{key}', texts[f'{tag}-{key}'])}</td>" for tag in "ab")
+                       + "</tr>" for head, key in zip(ROW_HEADS, SCHEDULE_READOUT_KEYS) if key in keys)
+        return (f'<table class="lnw-table"><tr><th></th><th>{RUNS[0][1]} (solid)</th>'
+                f"<th>{RUNS[1][1]} (dashed)</th></tr>{rows}</table>")
+
+    def curve(panel, value, seed):
+        if panel == "rate":
+            return rates[value]
+        if panel == "loss":
+            return runs[(value, seed)]
+        return products[(value, seed)]
+
+    def draw(ax, values, spec):
+        """Each panel on its own axes, one above the other, sharing the step axis."""
+        from lnworked.style import style_axes
+
+        fig = ax.figure
+        fig.set_size_inches(6.2, 2.2 * len(panels) + 0.6)
+        inner = ax.get_subplotspec().subgridspec(len(panels), 1)
+        ax.set_subplotspec(inner[0])
+        axes = [ax] + [style_axes(fig.add_subplot(inner[i], sharex=ax)) for i in range(1, len(panels))]
+        for a, panel in zip(axes, panels):
+            label, log, _ = panel_specs[panel]
+            for (tag, name, _, style), which, line in zip(RUNS, ("schedule", "other"), spec.series):
+                ys = np.array([np.nan if v is None else v for v in curve(panel, values[which], values["seed"])],
+                              dtype=float)
+                xs = np.arange(len(ys)) if panel == "product" else np.arange(1, len(ys) + 1)
+                keep = np.isfinite(ys)
+                a.plot(xs[keep], ys[keep], style, color=line.color, marker="o" if panel == "product" else None,
+                       markersize=4, label=name, gid=f"{panel}-{tag}")
+            if panel == "product":
+                a.axhline(1.0, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="threshold")
+                a.set_ylim(product_lo, product_hi)
+            elif panel == "loss":
+                a.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="uniform")
+                a.set_ylim(loss_lo, loss_hi)
+            else:
+                a.set_ylim(0, 1.05)
+            if log:
+                a.set_yscale("log")
+            a.set_ylabel(label)
+        ax.set_xlim(0, steps)
+        axes[-1].set_xlabel("training step")
+
+    def grid():
+        out = {}
+        for value in by_value:
+            for seed in seeds:
+                texts = one({"schedule": value, "seed": seed}, "schedule")
+                out[f"{value}|{seed}"] = {"loss": rounded_curve(runs[(value, seed)], steps),
+                                          "product": products[(value, seed)],
+                                          "readouts": [texts[k] for k in keys]}
+        panel_grid = []
+        for i, p in enumerate(panels):
+            label, log, height = panel_specs[p]
+            lo, hi = {"rate": (0, 1), "product": (product_lo, product_hi), "loss": (loss_lo, loss_hi)}[p]
+            panel_grid.append({"key": p, "log": log, "y_min": lo, "y_max": hi, "height": round(height / total, 4),
+                               "y_label": label, "x_label": "training step" if i == len(panels) - 1 else ""})
+            if p == "rate":  # ticks at 0, 0.5 and 1 in a short panel
+                panel_grid[-1]["tick_count"] = 2
+            else:  # the dotted line: the threshold, or a uniform guess's loss
+                panel_grid[-1]["ref"] = 1 if p == "product" else round(uniform, 4)
+        return {"controls": ["schedule", "other", "seed"], "readouts": keys, "runs": out,
+                "rates": {value: rounded_curve(r, steps) for value, r in rates.items()},
+                "steps": list(range(0, steps + 1)), "x_ticks": list(range(0, steps + 1, 30)),
+                "panels": panel_grid, "dash": {tag: dash for tag, _, dash, _ in RUNS if dash},
+                "view_box": f"0 0 520 {150 * len(panels) + 40}", "phone_view_box": f"0 0 340 {200 * len(panels) + 60}"}
+
+    options = tuple((schedule_value(s), _label(s, warm)) for s in offered)
+    names = {"rate": "each step's rate over η", "product": "η times Adam's preconditioned sharpness over the "
+             f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
+             "on the first batch; not measured for the lower constant rates, the warmup cut at step 90 and the "
+             "linear warmup reaching η at step 60)",
+             "loss": f"the training loss (log scale, dotted: a uniform guess over the {config.vocab_size} tokens, "
+             f"ln {config.vocab_size} ≈ {uniform:.2f} nats)"}
+    where = ("top", "middle", "bottom") if len(panels) == 3 else ("top", "bottom") if len(panels) == 2 else ("",)
+    return Explorer(
+        kind="schedules",
+        caption=(f"Two of Post-LN's runs under rate schedules, one seed ({steps} steps each, stored ahead of time): "
+                 "the run solid, the one beside it dashed. "
+                 + " ".join(f"{w.capitalize() + ': ' if w else ''}{names[p]}." for w, p in zip(where, panels))
+                 + " The table reads each run where its full rate η arrives, and its final loss."),
+        aria="Panels one above the other over the training steps, each with two lines, the chosen run solid and "
+             "the one beside it dashed: " + "; ".join(panel_specs[p][0] for p in panels),
+        controls=(Choice("schedule", "run", options, schedule_value(default[0])),
+                  Choice("other", "beside it", options, schedule_value(default[1])),
                   Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0])),
-        readouts=readouts,
-        rows=tuple(zip(("loss when the full rate η arrives",
-                        "η × preconditioned sharpness / threshold there",
-                        "the same, at the steps measured before η arrives",
-                        "the same, from η's arrival on",
-                        f"final loss (mean of the last 10 of {steps} steps)",
-                        "learns the task?"), SCHEDULE_READOUT_KEYS)),
-        caption=(f"Post-LN's training loss under one rate schedule and seed ({steps} steps, stored ahead of time; "
-                 "log scale). The dotted line is a uniform guess over the "
-                 f"{vocab} tokens, ln {vocab} ≈ {math.log(vocab):.2f} nats. The table reads the run where the full "
-                 f"rate η arrives: its loss, and η times Adam's preconditioned sharpness in units of the threshold "
-                 f"{threshold:.0f} (1 = the threshold; measured on the first batch, not for the lower "
-                 "constant rates), then at every step measured before and after, and the run's final loss."),
-        aria="A log-scale line over the training steps: the chosen run's loss, and a dotted line at the "
-             "uniform-guess loss",
-        series=Series("loss", "training loss", PALETTE["post"]),
-        vocab_size=vocab, name="folder")
+        series=(Series("a", RUNS[0][1], PALETTE["navy"]), Series("b", RUNS[1][1], PALETTE["orange"])),
+        readouts=readouts, grid=grid, table=table, draw=draw)
 
 
-def schedule_explorer(folder=None):
-    """The stored schedule runs: kernel-free HTML in the book build, ipywidgets in a kernel."""
+#: The table's row headers, in :data:`SCHEDULE_READOUT_KEYS` order.
+ROW_HEADS = ("loss when the full rate η arrives", "η × sharpness / threshold there",
+             "final loss (mean of the last 10 steps)", "learns the task?")
+
+
+def schedule_explorer(folder=None, panels: tuple = ("rate", "product", "loss"),
+                      default: tuple = (("held", 20), ("cut", 60))):
+    """The stored schedule runs, two side by side: kernel-free HTML in the book build, ipywidgets in a kernel."""
     from lnworked.explore import show_explorer
 
-    return show_explorer(schedule_explorer_spec(folder))
+    return show_explorer(schedule_explorer_spec(folder, tuple(panels), tuple(tuple(s) for s in default)))

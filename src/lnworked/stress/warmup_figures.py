@@ -353,12 +353,14 @@ def warmup_schedule_figure(finals: dict, vocab_size: int, threshold: float):
     return fig
 
 
-#: Looks of the constant rates of :func:`rate_rise_figure`, by how many times below ``eta`` (1 = the full rate).
-REDUCED_LOOKS = {1: (PALETTE["post"], "--", "s"), 2: (PALETTE["orange"], "-.", "D"),
-                 4: (PALETTE["blue"], "-", "o"), 8: (PALETTE["grey"], ":", "^")}
-#: Looks of the cut warmups of :func:`rate_rise_figure`, in order of the step the full rate starts after (then cycled).
-CUT_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["orange"], "-.", "D"), (PALETTE["blue"], "-", "o"),
-             (PALETTE["navy"], ":", "^"))
+#: Looks of the constant rates of :func:`rate_rise_figure`, by how many times below ``eta`` (1 = the full rate):
+#: the full rate as in :data:`SCHEDULE_LOOKS`, the lower rates as the holds at them in :data:`HOLD_LOOKS`.
+REDUCED_LOOKS = {1: (PALETTE["post"], "--", "s"), 2: (PALETTE["text"], "-.", "D"),
+                 4: (PALETTE["brown"], "--", "s"), 8: (PALETTE["teal"], ":", "^")}
+#: Looks of the cut warmups of :func:`rate_rise_figure`, by the step the full rate starts after: 30 and 60 as in
+#: :data:`SCHEDULE_LOOKS`, 90 in a colour no other run of the section uses; the whole warmup is :data:`WHOLE_LOOK`.
+CUT_LOOKS = {30: (PALETTE["orange"], "-.", "D"), 60: (PALETTE["blue"], "-", "o"), 90: (PALETTE["gold"], ":", "X")}
+WHOLE_LOOK = (PALETTE["navy"], "-", "v")
 
 
 def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: float):
@@ -379,8 +381,8 @@ def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: floa
                          "η (full)" if k == 1 else f"η/{k}", 2.0, gid=f"reduced-{k}")
         line.set(marker=marker, markevery=every, markersize=7)
     bottom_runs = [*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))]
-    for i, (k, name) in enumerate(bottom_runs):
-        color, style, marker = CUT_LOOKS[i % len(CUT_LOOKS)]
+    for k, name in bottom_runs:
+        color, style, marker = WHOLE_LOOK if name[0] == "linear" else CUT_LOOKS.get(k, (PALETTE["text"], ":", "x"))
         label = f"k = {k}" + (" (whole)" if name[0] == "linear" else "")
         line = loss_band(bottom, losses[name], style, color, label, 2.0, gid=f"cut-{k}")
         line.set(marker=marker, markevery=every, markersize=7)
@@ -401,10 +403,11 @@ def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: floa
 #: Looks of :func:`schedules_figure`'s runs, in the order given (then cycled): colour, line style, marker.
 SCHEDULE_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["grey"], ":", "^"), (PALETTE["orange"], "-.", "D"),
                   (PALETTE["blue"], "-", "o"), (PALETTE["navy"], "-", "v"))
-#: Looks for the moderate holds (then a linear warmup, blue as the warmups of :data:`SCHEDULE_LOOKS`), so
-#: that no colour means one run in one figure and another run in the next.
+#: Looks for the moderate holds at eta/8, eta/4, eta/2, then the linear warmup reaching eta at the holds'
+#: end (green: a run of its own, not the article's warmup cut there, which is blue in :data:`SCHEDULE_LOOKS`),
+#: so that no colour means one run in one figure and another run in the next.
 HOLD_LOOKS = ((PALETTE["teal"], ":", "^"), (PALETTE["brown"], "--", "s"), (PALETTE["text"], "-.", "D"),
-              (PALETTE["blue"], "-", "o"))
+              (PALETTE["green"], "--", "P"))
 
 
 def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS):
