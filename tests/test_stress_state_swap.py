@@ -1,5 +1,6 @@
-"""Weights against Adam's state (:mod:`lnworked.stress.state_swap`): the committed table's own
-runs reproduce the committed holds, a small run is computed here, and bad input is refused."""
+"""Weights against Adam's state, and grafted groups of weights (:mod:`lnworked.stress.state_swap`): the
+committed tables' own runs reproduce the committed holds, small runs are computed here, and bad input is
+refused."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 
 from lnworked.stress.config import StressConfig
-from lnworked.stress.state_swap import SWAP_PAIR, read_swap_csv, swap_rows, write_swap_csv
+from lnworked.stress.state_swap import (GRAFT_GROUPS, SWAP_PAIR, graft, graft_rows, read_graft_csv, read_swap_csv,
+                                        swap_rows, write_graft_csv, write_swap_csv)
 from lnworked.stress.warmup_schedules import full_rate_from, summarise
 
 
@@ -72,11 +74,86 @@ def test_a_pair_that_cannot_be_swapped_is_refused(pair):
         swap_rows([7], pair)
 
 
+@pytest.mark.parametrize("command", ["warmup-swap", "warmup-graft"])
 @pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds):
+def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds, command):
     from lnworked.cli import main
 
-    assert main(["stress", "warmup-swap", "--seeds", *seeds, "--out", str(tmp_path)]) == 2
+    assert main(["stress", command, "--seeds", *seeds, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / "warmup-swap.csv").exists()
+    assert not (tmp_path / f"{command}.csv").exists()
+
+
+def test_graft_takes_exactly_the_groups_leaves_and_the_groups_cover_the_model():
+    import jax
+
+    from lnworked.stress.model import init_params
+
+    config = StressConfig(layers=2)
+    base, donor = init_params(config, False, jax.random.PRNGKey(0)), init_params(config, False, jax.random.PRNGKey(1))
+    paths = [tuple(getattr(k, "key", None) for k in path) for path, _ in jax.tree_util.tree_flatten_with_path(base)[0]]
+    for group, names in GRAFT_GROUPS.items():
+        mixed = graft(base, donor, names)
+        for path, a, b, m in zip(paths, jax.tree.leaves(base), jax.tree.leaves(donor), jax.tree.leaves(mixed)):
+            assert np.array_equal(m, b if set(path) & set(names) else a), (group, path)
+    # every leaf is in some group: grafting all of them gives the donor
+    everything = graft(base, donor, [n for names in GRAFT_GROUPS.values() for n in names])
+    assert all(np.array_equal(m, b) for m, b in zip(jax.tree.leaves(everything), jax.tree.leaves(donor)))
+    # the blocks' groups are disjoint: each block leaf is in exactly one
+    for path in paths:
+        if any(str(k).startswith("block") for k in path):
+            assert sum(bool(set(path) & set(names)) for names in GRAFT_GROUPS.values()) == 1, path
+
+
+def test_a_small_graft_keeps_each_run_and_moves_it_by_the_graft(tmp_path):
+    """On a two-block model for 12 steps, held 4 steps: group "none" continues the run trained without a
+    break; a grafted run's first loss after the break differs from both parents' unless nothing moved."""
+    from lnworked.stress.warmup_schedules import schedule_losses
+
+    config = StressConfig(layers=2, steps=12)
+    pair = (("half", 4), ("quarter", 4))
+    rows = graft_rows([3], pair, ("mlp", "ends"), config)
+    assert len(rows) == (2 + 2 * 2) * 8 and {r["step"] for r in rows} == set(range(5, 13))
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["weights"], r["donor"], r["group"]), []).append(r["loss"])
+    whole = schedule_losses(pair, [3], config)
+    for kind, _ in pair:
+        assert np.allclose(runs[kind, kind, "none"], whole[(kind, 4)][0, 4:], rtol=1e-4), kind
+    for group in ("mlp", "ends"):
+        for a, b in (("half", "quarter"), ("quarter", "half")):
+            assert abs(runs[a, b, group][0] - runs[a, a, "none"][0]) > 1e-6
+            assert abs(runs[a, b, group][0] - runs[b, b, "none"][0]) > 1e-6
+    write_graft_csv(rows, tmp_path / "graft.csv")
+    assert read_graft_csv(tmp_path / "graft.csv") == [{**r, "loss": pytest.approx(r["loss"], rel=1e-8)} for r in rows]
+
+
+@pytest.mark.parametrize("groups", [(), ("mlp", "mlp"), ("blocks",), ("none",)])
+def test_an_unknown_graft_group_is_refused(groups):
+    with pytest.raises(ValueError, match="^groups: must be distinct keys"):
+        graft_rows([7], SWAP_PAIR, groups)
+
+
+def test_committed_grafts_keep_the_committed_holds():
+    """Group "none" of the committed grafts is each hold itself: the losses of warmup-holds.csv after the
+    jump, to float32 rounding; every other group moves the run."""
+    from lnworked.stress.committed import committed_warmup_graft, committed_warmup_holds
+
+    rows, about = committed_warmup_graft()
+    assert about["rows"] == len(rows) and "warmup-graft" in about["command"]
+    hold_seeds, holds = summarise(committed_warmup_holds()[0])
+    k = full_rate_from(SWAP_PAIR[0])
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["weights"], r["donor"], r["group"]), {})[(r["seed"], r["step"])] = r["loss"]
+    kinds = [kind for kind, _ in SWAP_PAIR]
+    assert set(runs) == ({(a, a, "none") for a in kinds}
+                         | {(a, b, g) for a in kinds for b in kinds if a != b for g in GRAFT_GROUPS})
+    steps = range(k + 1, StressConfig().steps + 1)
+    for kind in kinds:
+        own = np.array([[runs[kind, kind, "none"][seed, step] for step in steps] for seed in hold_seeds])
+        assert np.allclose(own, holds[(kind, k)][:, k:], rtol=1e-5), kind
+    for (a, b, g), losses in runs.items():
+        if g != "none":
+            assert max(abs(losses[key] - runs[a, a, "none"][key]) for key in losses) > 1e-3, (a, g)

@@ -22,9 +22,8 @@ from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
-           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_sharpness", "run_warmup_arrival",
-           "run_warmup_divisor_split",
-           "provenance"]
+           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_graft", "run_warmup_sharpness",
+           "run_warmup_arrival", "run_warmup_divisor_split", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -161,6 +160,13 @@ def register(subparsers) -> None:
                                       "rate from every combination of one hold's weights and the other's Adam "
                                       "state; writes warmup-swap.csv.")
     _stored_run_arguments(swap, "warmup-swap", run_warmup_swap)
+    graft = sub.add_parser("warmup-graft", help="the eta/2 and eta/4 holds continued at the full rate with one "
+                                                "group of parameters taken from the other hold",
+                           description="Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full "
+                                       "rate from one hold's weights and Adam state with every block's attention, "
+                                       "every block's MLP, every block's LayerNorms, or the embeddings and readout "
+                                       "taken from the other hold's weights; writes warmup-graft.csv.")
+    _stored_run_arguments(graft, "warmup-graft", run_warmup_graft)
     sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
                                                     "and Pre-LN's constant rate",
                            description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
@@ -503,6 +509,14 @@ def run_warmup_swap(args) -> int:
 
     seeds = check_seeds(args.seeds)
     return _run_stored(args, "warmup-swap", seeds, swap_rows, write_swap_csv)
+
+
+def run_warmup_graft(args) -> int:
+    from lnworked.stress.first_update import check_seeds
+    from lnworked.stress.state_swap import graft_rows, write_graft_csv
+
+    seeds = check_seeds(args.seeds)
+    return _run_stored(args, "warmup-graft", seeds, graft_rows, write_graft_csv)
 
 
 def _step_progress(step: int) -> None:

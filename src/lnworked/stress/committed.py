@@ -19,7 +19,7 @@ from pathlib import Path
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
            "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
-           "committed_warmup_divisor_split", "committed_warmup_swap",
+           "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
            "provenance_markdown"]
 
 
@@ -148,6 +148,13 @@ def committed_warmup_swap(folder=None):
     from lnworked.stress.state_swap import read_swap_csv
 
     return _read("warmup-swap.csv", "warmup-swap-provenance.json", folder, read_swap_csv)
+
+def committed_warmup_graft(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-graft`` (``warmup-graft.csv``),
+    or ``folder``'s."""
+    from lnworked.stress.state_swap import read_graft_csv
+
+    return _read("warmup-graft.csv", "warmup-graft-provenance.json", folder, read_graft_csv)
 
 
 def committed_deepnorm(folder=None):
