@@ -132,6 +132,7 @@ def test_grid_holds_every_run_as_stored_its_rates_and_its_measured_products(runs
     product = next(p for p in grid["panels"] if p["key"] == "product")
     shown = [v for cell in grid["runs"].values() for v in cell["product"] if v is not None]
     assert product["y_min"] <= min(shown) and max(shown) <= product["y_max"]
+    assert product["log_every"] == 1  # read 126: ticks two decades apart squashed the readings near 1
 
 
 def test_readouts_agree_with_the_csvs_for_every_pair_of_runs(runs, products):

@@ -222,3 +222,17 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
         assert list(ring.get_xdata()) == ([10] if ax is top else [0])
         assert [line.get_ydata()[0] for line in rest if line.get_linestyle() == "--" and len(line.get_ydata()) == 2
                 and line.get_xdata()[0] == 0 and line.get_xdata()[1] == 1] == [1.0]
+
+
+def test_figure_labels_its_log_axis_as_numbers_at_1_and_3_of_each_decade():
+    """Read 126: a panel whose values lie between 0.2 and 1.5 had labels at 1 and 10 only. The y ticks
+    are at 1 and 3 times each power of ten, written as plain numbers."""
+    from lnworked.stress.warmup_figures import sharpness_figure
+
+    values = 38.0 * np.array([[0.2, 0.5, 1.5], [0.3, 0.6, 1.2]])
+    fig = sharpness_figure([("panel", [("a", [0, 10, 20], values, ("k", "-", "o"), 0)])], 38.0)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    shown = {t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= v <= high}
+    assert {"0.3", "1"} <= shown and not any("10^" in t or "$" in t for t in shown)

@@ -174,7 +174,7 @@
     if (o.log) {
       var a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
       if (b <= a) { b = a + 1; }
-      var every = Math.max(1, Math.ceil((b - a) / 6));
+      var every = o.logEvery || Math.max(1, Math.ceil((b - a) / 6));   /* a tall panel may ask for every decade */
       a = Math.floor(a / every) * every; b = Math.ceil(b / every) * every;   /* ticks include 1 */
       for (var k = a; k <= b; k += every) { yTicks.push({ v: Math.pow(10, k), label: k === 0 ? "1" : "1e" + k }); }
       lo = Math.pow(10, a); hi = Math.pow(10, b);
@@ -380,7 +380,7 @@
     stack(root.querySelector("svg.lnw-plot"), data.panels, function (p) {
       return {
         xs: data.steps, log: p.log, nice: !p.log, yMin: p.y_min, yMax: p.y_max, xTicks: data.x_ticks, ref: p.ref,
-        tickChars: 4, tickCount: p.tick_count, xLabel: p.x_label, yLabel: p.y_label,
+        tickChars: 4, tickCount: p.tick_count, logEvery: p.log_every, xLabel: p.x_label, yLabel: p.y_label,
         series: picks.map(function (pick, i) {
           var ys = p.key === "rate" ? data.rates[pick[1]] : runs[i][p.key];
           /* rates and losses belong to steps 1, 2, ...; the product to the weights after 0, 1, ... steps */

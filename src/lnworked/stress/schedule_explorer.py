@@ -262,6 +262,8 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                 panel_grid[-1]["tick_count"] = 2
             else:  # the dotted line: the threshold, or a uniform guess's loss
                 panel_grid[-1]["ref"] = 1 if p == "product" else round(uniform, 4)
+            if p == "product":  # a tick at every power of ten, so readings near the threshold can be read
+                panel_grid[-1]["log_every"] = 1
         return {"controls": ["schedule", "other", "seed"], "readouts": keys, "runs": out,
                 "rates": {value: rounded_curve(r, steps) for value, r in rates.items()},
                 "steps": list(range(0, steps + 1)), "x_ticks": list(range(0, steps + 1, 30)),

@@ -13,7 +13,7 @@ than the house sizes (:data:`lnworked.style.FONT`, 12-14 pt): a :data:`WIDTH`-in
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnworked.style import PALETTE, new_figure
 
@@ -478,6 +478,10 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
             ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
                     markeredgecolor=color, markeredgewidth=2)
         ax.set_yscale("log")
+        # ticks at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so values near 1 can be read off
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
