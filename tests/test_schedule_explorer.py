@@ -245,6 +245,8 @@ def test_a_page_can_show_fewer_panels_and_its_own_pair(monkeypatch, runs, produc
     state = result["initial"]
     assert state["lines"] == 4 and state["points"] == 0
     assert set(state["readouts"]) == {f"{tag}-{k}" for tag in "ab" for k in ("loss-at-full", "final-loss", "learns")}
+    grid = spec_grid(schedule_explorer_spec(None, ("rate", "loss"), (("half", 60), ("quarter", 60))))
+    assert not any("product" in cell for cell in grid["runs"].values())  # nothing the page does not draw
     _agrees(state["readouts"], _by_hand(runs, products, "half 60", "7"), "a")
     _agrees(state["readouts"], _by_hand(runs, products, "quarter 60", "7"), "b")
 

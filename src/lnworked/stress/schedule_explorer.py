@@ -250,8 +250,9 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
             for seed in seeds:
                 texts = one({"schedule": value, "seed": seed}, "schedule")
                 out[f"{value}|{seed}"] = {"loss": rounded_curve(runs[(value, seed)], steps),
-                                          "product": products[(value, seed)],
                                           "readouts": [texts[k] for k in keys]}
+                if "product" in panels:  # only what the page draws
+                    out[f"{value}|{seed}"]["product"] = products[(value, seed)]
         panel_grid = []
         for i, p in enumerate(panels):
             label, log, height = panel_specs[p]
