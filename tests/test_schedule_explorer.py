@@ -269,3 +269,22 @@ def test_live_schedule_explorer_draws_both_runs_in_every_panel(monkeypatch, runs
     measured = products[("constant 0", "8")]
     np.testing.assert_allclose(lines["product-b"].get_xdata(), sorted(measured))
     np.testing.assert_allclose(lines["product-b"].get_ydata(), [measured[s] for s in sorted(measured)], rtol=5e-4)
+
+
+def test_the_product_caption_names_exactly_the_runs_whose_product_was_not_measured():
+    """Diff review of stop 42: the caption's list was typed by hand. It is derived from the stored
+    sharpness tables: every offered schedule with no reading for any seed, and no other."""
+    from lnworked.stress.schedule_explorer import _label, unmeasured_text
+
+    measured = {(r["kind"], int(r["k"])) for name in ("warmup-sharpness.csv", "warmup-arrival.csv",
+                                                       "warmup-holds-arrival.csv")
+                for r in _csv(name) if r.get("placement", "Post-LN") == "Post-LN"}
+    sharpness = {(kind, k, 7): {0: 1.0} for kind, k in measured}
+    text = unmeasured_text(SCHEDULE_OPTIONS, sharpness, [7], WARM)
+    for s in SCHEDULE_OPTIONS:
+        if s[0] != "reduced":
+            assert (_label(s, WARM) in text) != (s in measured), s
+        else:
+            assert s not in measured and "the lower constant rates" in text
+    assert f"not measured for {text})" in schedule_explorer_spec().caption
+    assert unmeasured_text([("constant", 0)], {("constant", 0, 7): {0: 1.0}}, [7], 120) == "no run shown"

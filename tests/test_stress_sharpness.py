@@ -206,8 +206,9 @@ def test_figure_rejects_runs_without_their_full_rate_step():
 
 
 def test_figure_draws_each_panel_in_units_of_the_threshold():
-    """Each panel's first line is the geometric mean over seeds divided by the threshold; the dashed
-    line sits at 1; the ring marks the full rate's step."""
+    """Each run's line is the geometric mean over seeds divided by the threshold; the dashed line sits
+    at 1; the ring marks the full rate's step. Before it (read 127: "what the full rate would face" was
+    read as the run's own state) the line is thin, light and without markers or seeds' markers."""
     from lnworked.stress.warmup_figures import sharpness_figure
 
     values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
@@ -215,13 +216,31 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
                             ("bottom", [("b", [0, 10, 20], values * 2, ("r", "--", "s"), 0)])], 38.0)
     top, bottom = fig.axes[:2]
     assert [ax.get_title() for ax in (top, bottom)] == ["top", "bottom"]
-    for ax, scale in ((top, 1.0), (bottom, 2.0)):
-        mean, *rest = ax.get_lines()
-        np.testing.assert_allclose(mean.get_ydata(), scale * np.array([1.0, 1.0, 1.0]))
-        ring = rest[2]  # after the two seeds' markers
-        assert list(ring.get_xdata()) == ([10] if ax is top else [0])
-        assert [line.get_ydata()[0] for line in rest if line.get_linestyle() == "--" and len(line.get_ydata()) == 2
-                and line.get_xdata()[0] == 0 and line.get_xdata()[1] == 1] == [1.0]
+    before, after, *seeds_top, ring = top.get_lines()[:5]
+    assert list(before.get_xdata()) == [0, 10] and before.get_linewidth() < after.get_linewidth()
+    assert before.get_alpha() < 1 and before.get_marker() in ("None", None, "")
+    assert list(after.get_xdata()) == [10, 20] and after.get_marker() == "o" and after.get_label() == "a"
+    np.testing.assert_allclose(after.get_ydata(), [1.0, 1.0])
+    assert [list(m.get_xdata()) for m in seeds_top] == [[10, 20], [10, 20]]
+    assert list(ring.get_xdata()) == [10]
+    mean, *rest = bottom.get_lines()  # full rate from the start: no thin part
+    assert list(mean.get_xdata()) == [0, 10, 20]
+    np.testing.assert_allclose(mean.get_ydata(), 2 * np.ones(3))
+    assert list(rest[2].get_xdata()) == [0]
+    assert [line.get_ydata()[0] for line in rest if line.get_linestyle() == "--" and len(line.get_ydata()) == 2
+            and line.get_xdata()[0] == 0 and line.get_xdata()[1] == 1] == [1.0]
+
+
+def test_figure_draws_a_run_without_a_full_rate_step_whole_and_without_a_ring():
+    """``full_from=None``: the values are the run's own (its rate times the sharpness), thick throughout."""
+    from lnworked.stress.warmup_figures import sharpness_figure
+
+    values = np.array([[3.8, 19.0, 38.0]])
+    fig = sharpness_figure([("panel", [("own", [0, 10, 20], values, ("k", ":", "v"), None)])], 38.0)
+    line, seed, *rest = fig.axes[0].get_lines()
+    assert list(line.get_xdata()) == [0, 10, 20] and line.get_label() == "own"
+    assert list(seed.get_xdata()) == [0, 10, 20]
+    assert not any(r.get_marker() == "o" and r.get_markersize() > 10 for r in rest)  # no ring
 
 
 def test_figure_labels_its_log_axis_as_numbers_at_1_and_3_of_each_decade():

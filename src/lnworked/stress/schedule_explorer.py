@@ -126,6 +126,18 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
     return out
 
 
+def unmeasured_text(offered, sharpness: dict, seeds, warm: int) -> str:
+    """The schedules of ``offered`` whose product ``sharpness`` (keys ``(kind, k, seed)``) holds for no
+    seed, in words: the lower constant rates as one group, the rest by their labels (which hold commas),
+    joined by semicolons."""
+    missing = [s for s in offered if not any((*s, seed) in sharpness for seed in seeds)]
+    if not missing:
+        return "no run shown"
+    words = (["the lower constant rates"] if any(kind == "reduced" for kind, _ in missing) else []) + \
+        [_label(s, warm) for s in missing if s[0] != "reduced"]
+    return "; ".join(words)
+
+
 def _product_curve(measured: dict | None, threshold: float, steps: int) -> list:
     """``eta lam / threshold`` at steps ``0..steps`` (4 significant digits), ``None`` where not measured."""
     from lnworked.stress.explorer import rounded_curve
@@ -274,8 +286,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     options = tuple((schedule_value(s), _label(s, warm)) for s in offered)
     names = {"rate": "each step's rate over η", "product": "η times Adam's preconditioned sharpness over the "
              f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
-             "on the first batch; not measured for the lower constant rates, the warmup cut at step 90 and the "
-             "linear warmup reaching η at step 60)",
+             f"on the first batch; not measured for {unmeasured_text(offered, sharpness, seeds, warm)})",
              "loss": f"the training loss (log scale, dotted: a uniform guess over the {config.vocab_size} tokens, "
              f"ln {config.vocab_size} ≈ {uniform:.2f} nats)"}
     where = ("top", "middle", "bottom") if len(panels) == 3 else ("top", "bottom") if len(panels) == 2 else ("",)

@@ -453,8 +453,11 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a sequence of ``(label, steps (n,),
     values (seeds, n), look, full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a
     ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of
-    ``steps``) from which the rate is the full rate. The threshold, 1 in these units, is drawn dashed
-    in every panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
+    ``steps``) from which the rate is the full rate. Before ``full_from`` the run takes a smaller rate,
+    so what is drawn there is what the full rate *would* face: a thin, light line without markers;
+    from ``full_from`` on, a thick line with markers. ``full_from=None``: the values are what the run
+    itself faces at every step (no ring, drawn thick throughout). The threshold, 1 in these units, is
+    drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -469,14 +472,22 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     for ax, (title, runs) in zip(axes, panels):
         for label, steps, values, (color, style, marker), full_from in runs:
             steps, values = list(steps), np.asarray(values, float) / threshold
-            if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or full_from not in steps:
-                raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its steps")
+            if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or \
+                    (full_from is not None and full_from not in steps):
+                raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its "
+                                 "steps, or None")
             mean = np.exp(np.log(values).mean(axis=0))
-            ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7, label=label)
+            start = 0 if full_from is None else steps.index(full_from)
+            if start:  # before the full rate: what it would face, thin and light
+                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.2, alpha=0.5)
+            ax.plot(steps[start:], mean[start:], linestyle=style, color=color, linewidth=2.5, marker=marker,
+                    markersize=7, label=label)
             for seed_values in values:
-                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
-            ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
-                    markeredgecolor=color, markeredgewidth=2)
+                ax.plot(steps[start:], seed_values[start:], linestyle="none", marker=marker, markersize=4,
+                        color=color, alpha=0.45)
+            if full_from is not None:
+                ax.plot([full_from], [mean[start]], "o", markersize=17, markerfacecolor="none",
+                        markeredgecolor=color, markeredgewidth=2)
         ax.set_yscale("log")
         # ticks at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so values near 1 can be read off
         ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
