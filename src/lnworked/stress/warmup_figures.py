@@ -454,7 +454,8 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     values (seeds, n), look, full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a
     ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of
     ``steps``) from which the rate is the full rate. Before ``full_from`` the run takes a smaller rate,
-    so what is drawn there is what the full rate *would* face: a thin, light line without markers;
+    so what is drawn there is what the full rate *would* face: a thin, light line with small markers
+    and no seeds' markers;
     from ``full_from`` on, a thick line with markers. ``full_from=None``: the values are what the run
     itself faces at every step (no ring, drawn thick throughout). The threshold, 1 in these units, is
     drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
@@ -478,8 +479,9 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
                                  "steps, or None")
             mean = np.exp(np.log(values).mean(axis=0))
             start = 0 if full_from is None else steps.index(full_from)
-            if start:  # before the full rate: what it would face, thin and light
-                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.2, alpha=0.5)
+            if start:  # before the full rate: what it would face, thin and light, small markers
+                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.6, alpha=0.75,
+                        marker=marker, markersize=5)
             ax.plot(steps[start:], mean[start:], linestyle=style, color=color, linewidth=2.5, marker=marker,
                     markersize=7, label=label)
             for seed_values in values:
