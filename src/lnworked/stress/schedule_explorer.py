@@ -148,6 +148,63 @@ def _product_curve(measured: dict | None, threshold: float, steps: int) -> list:
     return out
 
 
+def _panel_grid(panels: tuple, limits: dict, refs: dict) -> list[dict]:
+    """The page's panels, top to bottom: ``panels`` (keys of :data:`PANELS`), each with its y range
+    ``limits[key]``, its share of the canvas's height, and a dotted line at ``refs[key]`` where given;
+    the short rate panel ticks at 0, 0.5 and 1, the product's log axis at every power of ten."""
+    specs = {key: (label, log, height) for key, label, log, height in PANELS}
+    total = sum(specs[p][2] for p in panels)
+    out = []
+    for i, p in enumerate(panels):
+        label, log, height = specs[p]
+        out.append({"key": p, "log": log, "y_min": limits[p][0], "y_max": limits[p][1],
+                    "height": round(height / total, 4), "y_label": label,
+                    "x_label": "training step" if i == len(panels) - 1 else "", **EXTRA_TICKS.get(p, {})})
+        if p in refs:
+            out[-1]["ref"] = round(refs[p], 4)
+    return out
+
+
+#: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
+EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
+
+
+def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colors, steps: int) -> None:
+    """matplotlib, for the kernel: each panel of ``panels`` on its own axes, one above the other,
+    sharing the step axis; ``curves[panel]`` the two runs' values (``None`` where not measured), the
+    product's drawn from step 0 with a dot per reading, the others from step 1; ``limits`` and
+    ``refs`` as :func:`_panel_grid`."""
+    from lnworked.style import PALETTE, style_axes
+
+    specs = {key: (label, log) for key, label, log, _ in PANELS}
+    fig = ax.figure
+    fig.set_size_inches(6.2, 2.2 * len(panels) + 0.6)
+    inner = ax.get_subplotspec().subgridspec(len(panels), 1)
+    ax.set_subplotspec(inner[0])
+    axes = [ax] + [style_axes(fig.add_subplot(inner[i], sharex=ax)) for i in range(1, len(panels))]
+    for a, panel in zip(axes, panels):
+        label, log = specs[panel]
+        for (tag, name, _, style), values, color in zip(RUNS, curves[panel], colors):
+            ys = np.array([np.nan if v is None else v for v in values], dtype=float)
+            xs = np.arange(len(ys)) if panel == "product" else np.arange(1, len(ys) + 1)
+            keep = np.isfinite(ys)
+            a.plot(xs[keep], ys[keep], style, color=color, marker="o" if panel == "product" else None,
+                   markersize=4, label=name, gid=f"{panel}-{tag}")
+        if panel in refs:
+            a.axhline(refs[panel], color=PALETTE["text"], linestyle=":", linewidth=1.2, gid=REF_GIDS[panel])
+        lo, hi = limits[panel]
+        a.set_ylim(lo, hi if log else 1.05 * hi)
+        if log:
+            a.set_yscale("log")
+        a.set_ylabel(label)
+    ax.set_xlim(0, steps)
+    axes[-1].set_xlabel("training step")
+
+
+#: The dotted line's id in the kernel's figure, per panel that has one.
+REF_GIDS = {"product": "threshold", "loss": "uniform"}
+
+
 @lru_cache(maxsize=8)
 def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "loss"),
                            default: tuple = (("held", 20), ("cut", 60))):
@@ -193,8 +250,9 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     shown = [v for curve in products.values() for v in curve if v is not None]
     product_lo, product_hi = log_range([shown], 1.0)
     warm = warmup_for(config.steps)
-    panel_specs = {key: (label, log, height) for key, label, log, height in PANELS}
-    total = sum(panel_specs[p][2] for p in panels)
+    labels = {key: label for key, label, *_ in PANELS}
+    limits = {"rate": (0, 1), "product": (product_lo, product_hi), "loss": (loss_lo, loss_hi)}
+    refs = {"product": 1, "loss": uniform}
 
     # the product's row only where its panel is drawn (the previous section has not met the threshold yet)
     keys = [k for k in SCHEDULE_READOUT_KEYS if k != "product-at-full" or "product" in panels]
@@ -226,35 +284,9 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
 
     def draw(ax, values, spec):
         """Each panel on its own axes, one above the other, sharing the step axis."""
-        from lnworked.style import style_axes
-
-        fig = ax.figure
-        fig.set_size_inches(6.2, 2.2 * len(panels) + 0.6)
-        inner = ax.get_subplotspec().subgridspec(len(panels), 1)
-        ax.set_subplotspec(inner[0])
-        axes = [ax] + [style_axes(fig.add_subplot(inner[i], sharex=ax)) for i in range(1, len(panels))]
-        for a, panel in zip(axes, panels):
-            label, log, _ = panel_specs[panel]
-            for (tag, name, _, style), which, line in zip(RUNS, ("schedule", "other"), spec.series):
-                ys = np.array([np.nan if v is None else v for v in curve(panel, values[which], values["seed"])],
-                              dtype=float)
-                xs = np.arange(len(ys)) if panel == "product" else np.arange(1, len(ys) + 1)
-                keep = np.isfinite(ys)
-                a.plot(xs[keep], ys[keep], style, color=line.color, marker="o" if panel == "product" else None,
-                       markersize=4, label=name, gid=f"{panel}-{tag}")
-            if panel == "product":
-                a.axhline(1.0, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="threshold")
-                a.set_ylim(product_lo, product_hi)
-            elif panel == "loss":
-                a.axhline(uniform, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid="uniform")
-                a.set_ylim(loss_lo, loss_hi)
-            else:
-                a.set_ylim(0, 1.05)
-            if log:
-                a.set_yscale("log")
-            a.set_ylabel(label)
-        ax.set_xlim(0, steps)
-        axes[-1].set_xlabel("training step")
+        picked = [(values[which], values["seed"]) for which in ("schedule", "other")]
+        _draw_panels(ax, panels, {p: [curve(p, value, seed) for value, seed in picked] for p in panels},
+                     limits, refs, [line.color for line in spec.series], steps)
 
     def grid():
         out = {}
@@ -265,18 +297,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                                           "readouts": [texts[k] for k in keys]}
                 if "product" in panels:  # only what the page draws
                     out[f"{value}|{seed}"]["product"] = products[(value, seed)]
-        panel_grid = []
-        for i, p in enumerate(panels):
-            label, log, height = panel_specs[p]
-            lo, hi = {"rate": (0, 1), "product": (product_lo, product_hi), "loss": (loss_lo, loss_hi)}[p]
-            panel_grid.append({"key": p, "log": log, "y_min": lo, "y_max": hi, "height": round(height / total, 4),
-                               "y_label": label, "x_label": "training step" if i == len(panels) - 1 else ""})
-            if p == "rate":  # ticks at 0, 0.5 and 1 in a short panel
-                panel_grid[-1]["tick_count"] = 2
-            else:  # the dotted line: the threshold, or a uniform guess's loss
-                panel_grid[-1]["ref"] = 1 if p == "product" else round(uniform, 4)
-            if p == "product":  # a tick at every power of ten, so readings near the threshold can be read
-                panel_grid[-1]["log_every"] = 1
+        panel_grid = _panel_grid(panels, limits, refs)
         return {"controls": ["schedule", "other", "seed"], "readouts": keys, "runs": out,
                 "rates": {value: rounded_curve(r, steps) for value, r in rates.items()},
                 "steps": list(range(0, steps + 1)), "x_ticks": list(range(0, steps + 1, 30)),
@@ -297,7 +318,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                  + " ".join(f"{w.capitalize() + ': ' if w else ''}{names[p]}." for w, p in zip(where, panels))
                  + " The table reads each run where its full rate η arrives, and its final loss."),
         aria="Panels one above the other over the training steps, each with two lines, the chosen run solid and "
-             "the one beside it dashed: " + "; ".join(panel_specs[p][0] for p in panels),
+             "the one beside it dashed: " + "; ".join(labels[p] for p in panels),
         controls=(Choice("schedule", "run", options, schedule_value(default[0])),
                   Choice("other", "beside it", options, schedule_value(default[1])),
                   Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0])),
