@@ -121,12 +121,3 @@ def test_committed_holds_arrival_measures_each_hold_where_its_full_rate_arrives(
         assert np.isfinite(r["sharpness"]) and r["sharpness"] > 0
 
 
-@pytest.mark.parametrize("command", ["warmup-arrival", "warmup-divisor-split", "warmup-holds-arrival"])
-@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, command, seeds):
-    from lnworked.cli import main
-
-    assert main(["stress", command, "--seeds", *seeds, "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / f"{command}.csv").exists()

@@ -15,7 +15,6 @@ import math
 import numpy as np
 import pytest
 
-from lnworked.cli import main
 from lnworked.stress.branch_scale import (BRANCH_SCALE_SEEDS, branch_scale_rates, branch_scale_rows,
                                           branch_scale_summary, branch_scales, read_branch_scale_csv,
                                           write_branch_scale_csv)
@@ -64,13 +63,6 @@ def test_branch_scales_reject_bad_arguments_naming_them(kwargs, name):
 def test_branch_scale_rows_reject_bad_arguments_before_computing(kwargs, name):
     with pytest.raises(ValueError, match=name):
         branch_scale_rows(**{"seeds": [7], **kwargs})
-
-
-def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
-    assert main(["stress", "branch-scale", "--seeds", "-1", "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / "branch-scale.csv").exists()
 
 
 def test_summary_rejects_rows_that_are_not_a_full_grid(stored):

@@ -13,6 +13,7 @@ import pytest
 
 from lnworked.cli import main
 from lnworked.stress import cli as stress_cli
+from lnworked.stress.cli import STORED_COMMANDS
 from lnworked.stress.sweep import SWEEP_COLUMNS, read_sweep_csv
 
 SMALL = ["--device", "cpu", "--layers", "1", "--steps", "6", "--no-cache"]
@@ -172,8 +173,9 @@ def test_compilation_cache_is_used_unless_opted_out(tmp_path):
 
 
 def test_stored_run_writes_its_rows_and_provenance(tmp_path):
-    """The body shared by `lnworked stress deepnorm` and `first-step`: rows from `compute` on the
-    chosen device, written by `write`, and a provenance file naming the command that made them."""
+    """The body shared by the commands whose output the book stores: the seeds checked, rows from
+    `compute` on the chosen device, written by `write`, and a provenance file naming the command
+    that made them. Repeated seeds are refused before anything is computed or written."""
     import argparse
     import json
 
@@ -182,9 +184,29 @@ def test_stored_run_writes_its_rows_and_provenance(tmp_path):
     def write(rows, path):
         path.write_text("seed\n" + "".join(f"{r['seed']}\n" for r in rows), encoding="utf-8")
 
-    args = argparse.Namespace(out=str(tmp_path / "out"), device="cpu", cache_dir=None, no_cache=True)
-    assert _run_stored(args, "first-step", [7, 8], lambda s: [{"seed": x} for x in s], write) == 0
+    args = argparse.Namespace(seeds=[7, 8], out=str(tmp_path / "out"), device="cpu", cache_dir=None, no_cache=True)
+    assert _run_stored(args, "first-step", lambda s: [{"seed": x} for x in s], write) == 0
     assert (tmp_path / "out" / "first-step.csv").read_text(encoding="utf-8") == "seed\n7\n8\n"
     info = json.loads((tmp_path / "out" / "first-step-provenance.json").read_text(encoding="utf-8"))
     assert info["rows"] == 2
     assert info["command"].startswith("lnworked stress first-step --seeds 7 8 --device cpu")
+    again = argparse.Namespace(seeds=[7, 7], out=str(tmp_path / "again"), device="cpu", cache_dir=None,
+                               no_cache=True)
+    with pytest.raises(ValueError, match="^seeds: must be distinct"):
+        _run_stored(again, "first-step", lambda s: [{"seed": x} for x in s], write)
+    assert not (tmp_path / "again").exists()
+
+
+@pytest.mark.parametrize("command", [name for name, *_ in STORED_COMMANDS])
+@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
+def test_every_stored_command_refuses_bad_seeds_with_one_line_exit_2_and_writes_nothing(tmp_path, capsys, command,
+                                                                                      seeds):
+    """Every command whose output the book stores (one table, STORED_COMMANDS): a negative or repeated
+    seed is a one-line message and exit 2, no traceback, and nothing written in --out."""
+    from lnworked.cli import main
+
+    out = tmp_path / "out"
+    assert main(["stress", command, "--seeds", *seeds, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
+    assert not out.exists()

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from lnworked.cli import main
 from lnworked.norms import layer_norm
 from lnworked.placements import deepnorm_constants
 from lnworked.stress.committed import committed_family
@@ -212,18 +211,6 @@ def test_final_loss_cells_by_hand():
     assert final_loss_markdown(table).splitlines() == [
         "| design | rate 0.002 | rate 0.008 |", "|---|---:|---:|",
         "| DeepNorm | 1.87 × 10⁻³ (1.84–1.9) | 4 (3.5–4.5), + 1 diverged |"]
-
-
-def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
-    assert main(["stress", "family", "--seeds", "-1", "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / "family-runs.csv").exists()
-
-
-def test_repeated_seeds_exit_2(tmp_path, capsys):
-    assert main(["stress", "family", "--seeds", "7", "7", "--out", str(tmp_path)]) == 2
-    assert "seeds" in capsys.readouterr().err
 
 
 # -- the committed measurement

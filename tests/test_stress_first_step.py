@@ -17,7 +17,6 @@ import pytest
 
 matplotlib.use("Agg")
 
-from lnworked.cli import main  # noqa: E402
 from lnworked.stress.committed import committed_first_step  # noqa: E402
 from lnworked.stress.config import StressConfig, warmup_for  # noqa: E402
 from lnworked.stress.first_step import (FIRST_STEP_DEPTHS, FIRST_STEP_SEEDS, POSITIONS, delivered_share,  # noqa: E402
@@ -225,12 +224,6 @@ def test_safe_rate_figure_draws_the_geometric_mean_over_seeds(stored):
     heights = {round(float(line.get_ydata()[0]), 12) for line in ax.get_lines() if line.get_gid() is None}
     assert {round(config.learning_rate, 12), round(config.learning_rate / warmup_for(config.steps), 12)} <= heights
     assert ax.get_xscale() == ax.get_yscale() == "log"
-
-
-def test_bad_seeds_exit_2_with_one_line(tmp_path, capsys):
-    assert main(["stress", "first-step", "--seeds", "-1", "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
 
 
 # -- the explorer (lnworked.stress.first_step_explorer)

@@ -182,16 +182,6 @@ def test_committed_step_0_matches_a_fresh_measurement():
         assert r["sharpness"] == pytest.approx(stored[r["placement"]], rel=2e-2)
 
 
-@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds):
-    from lnworked.cli import main
-
-    assert main(["stress", "warmup-sharpness", "--seeds", *seeds, "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / "warmup-sharpness.csv").exists()
-
-
 def test_figure_rejects_runs_without_their_full_rate_step():
     from lnworked.stress.warmup_figures import sharpness_figure
 

@@ -74,17 +74,6 @@ def test_a_pair_that_cannot_be_swapped_is_refused(pair):
         swap_rows([7], pair)
 
 
-@pytest.mark.parametrize("command", ["warmup-swap", "warmup-graft"])
-@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds, command):
-    from lnworked.cli import main
-
-    assert main(["stress", command, "--seeds", *seeds, "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / f"{command}.csv").exists()
-
-
 def test_graft_takes_exactly_the_groups_leaves_and_the_groups_cover_the_model():
     import jax
 

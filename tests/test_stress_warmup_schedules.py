@@ -116,12 +116,3 @@ def test_stored_holds_cover_their_grid_and_follow_the_lower_constant_rates_until
         assert np.abs(losses[:, k + 5:] - reduced[:, k + 5:]).max() > 0.5, (kind, k)
 
 
-@pytest.mark.parametrize("command", ["warmup-schedules", "warmup-holds"])
-@pytest.mark.parametrize("seeds", [["-1"], ["7", "7"]])
-def test_cli_bad_seeds_exit_2_with_one_line_and_no_file(tmp_path, capsys, seeds, command):
-    from lnworked.cli import main
-
-    assert main(["stress", command, "--seeds", *seeds, "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "seeds" in err and "Traceback" not in err
-    assert not (tmp_path / f"{command}.csv").exists()

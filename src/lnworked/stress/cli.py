@@ -107,89 +107,8 @@ def register(subparsers) -> None:
                             "the theory setting and the article's (writes xiong-swap.csv)")
     xiong.add_argument("--out", default="xiong-output", help="output folder (default: xiong-output)")
     xiong.set_defaults(func=run_xiong)
-    deep = sub.add_parser("deepnorm", help="DeepNorm's alpha and kappa (its paper's beta), alone and together, "
-                                           "without warmup",
-                          description="Branch shares at initialisation, the first update and the training loss of "
-                                      "Pre-LN, Post-LN, Post-LN with DeepNorm's alpha and/or kappa (no warmup) and "
-                                      "Post-LN with warmup, at the article's settings.")
-    _stored_run_arguments(deep, "deepnorm", run_deepnorm)
-    first = sub.add_parser("first-step", help="the loss along AdamW's first step over a grid of rates and depths",
-                           description="The loss L(theta_0 + t Delta theta) along the first AdamW update and the RMS "
-                                       "change of the logits, for Pre-LN and Post-LN, depths 1-48, warmup's first "
-                                       "rate and the target rate times 2^k (k = -6..2), t = 0, 0.05, ..., 1, at the "
-                                       "article's settings, on the first batch.")
-    _stored_run_arguments(first, "first-step", run_first_step)
-    scale = sub.add_parser("branch-scale", help="Post-LN's first step as its branch scale kappa falls to "
-                                                "DeepNorm's (alpha = 1)",
-                           description="The mean branch share, the first AdamW step's relative logit change and "
-                                       "delivered share for Post-LN with its branch kernels times kappa, from 1 "
-                                       "to below DeepNorm's (8 L)^(-1/4), and Pre-LN at kappa = 1, at the "
-                                       "article's settings and warmup's first rate, on the first batch.")
-    _stored_run_arguments(scale, "branch-scale", run_branch_scale)
-    family = sub.add_parser("family", help="the wider family trained: Pre-LN, Post-LN, DeepNorm, Peri-LN and "
-                                           "RMSNorm, at two rates, without warmup",
-                            description="The 180-step training logs (loss, gradient norm) of Pre-LN, Post-LN, "
-                                        "DeepNorm, Peri-LN and both placements with RMSNorm, at the article's "
-                                        "settings and constant rates 2e-3 and 8e-3 (no warmup); writes "
-                                        "family-runs.csv.")
-    _stored_run_arguments(family, "family", run_family)
-    schedules = sub.add_parser("warmup-schedules", help="Post-LN trained under other rate schedules: the first "
-                                                        "steps held small, shorter or cut linear warmups, lower "
-                                                        "constant rates",
-                               description="The 180-step training loss of Post-LN at the article's settings at the "
-                                           "constant rate, with its first 1-120 steps at warmup's first rate and "
-                                           "then the full rate, with linear warmups of 5-120 steps, at constant "
-                                           "rates 2, 4 and 8 times smaller, and with the article's warmup cut at "
-                                           "step 30, 60 or 90; writes warmup-schedules.csv.")
-    _stored_run_arguments(schedules, "warmup-schedules", run_warmup_schedules)
-    holds = sub.add_parser("warmup-holds", help="Post-LN with its first steps at a moderate constant rate, then "
-                                                "the full rate at once",
-                           description="The 180-step training loss of Post-LN at the article's settings with its "
-                                       "first 20 or 60 steps at the full rate over 2, 4 or 8, then the full "
-                                       "rate; writes warmup-holds.csv.")
-    _stored_run_arguments(holds, "warmup-holds", run_warmup_holds)
-    holds_arrival = sub.add_parser("warmup-holds-arrival", help="Adam's preconditioned sharpness where the "
-                                                                "moderate holds' full rate arrives",
-                                   description="As warmup-arrival, at the step where the full rate arrives, for "
-                                               "Post-LN with its first 20 or 60 steps at the full rate over 2, 4 "
-                                               "or 8; writes warmup-holds-arrival.csv.")
-    _stored_run_arguments(holds_arrival, "warmup-holds-arrival", run_warmup_holds_arrival)
-    swap = sub.add_parser("warmup-swap", help="the eta/2 and eta/4 holds continued at the full rate with their "
-                                              "weights and Adam states exchanged",
-                          description="Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full "
-                                      "rate from every combination of one hold's weights and the other's Adam "
-                                      "state; writes warmup-swap.csv.")
-    _stored_run_arguments(swap, "warmup-swap", run_warmup_swap)
-    graft = sub.add_parser("warmup-graft", help="the eta/2 and eta/4 holds continued at the full rate with one "
-                                                "group of parameters taken from the other hold",
-                           description="Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full "
-                                       "rate from one hold's weights and Adam state with every block's attention, "
-                                       "every block's MLP, every block's LayerNorms, or the embeddings and readout "
-                                       "taken from the other hold's weights; writes warmup-graft.csv.")
-    _stored_run_arguments(graft, "warmup-graft", run_warmup_graft)
-    sharp = sub.add_parser("warmup-sharpness", help="Adam's preconditioned sharpness along Post-LN's rate schedules "
-                                                    "and Pre-LN's constant rate",
-                           description="The largest eigenvalue of Adam's preconditioned Hessian times the full rate "
-                                       "(stable below (2 + 2 b1) / (1 - b1) = 38), on the first batch, at steps "
-                                       "0-120 of Post-LN at the constant rate, with its first 120 steps held small, "
-                                       "with the article's warmup cut at step 30 or 60 and whole, and of Pre-LN at "
-                                       "the constant rate; writes warmup-sharpness.csv.")
-    _stored_run_arguments(sharp, "warmup-sharpness", run_warmup_sharpness)
-    arrival = sub.add_parser("warmup-arrival", help="Adam's preconditioned sharpness where each schedule's full "
-                                                    "rate arrives and in the steps after",
-                             description="As warmup-sharpness, at 0-32 steps after the full rate arrives, for "
-                                         "Post-LN at the constant rate, with its first 20 or 120 steps held "
-                                         "small, with the article's warmup cut at step 30 or 60 and whole, and "
-                                         "for Pre-LN at the constant rate; writes warmup-arrival.csv.")
-    _stored_run_arguments(arrival, "warmup-arrival", run_warmup_arrival)
-    split = sub.add_parser("warmup-divisor-split", help="The held run's preconditioned sharpness with the weights "
-                                                        "of one step and Adam's divisors of another",
-                           description="Post-LN with its first 120 steps held small: the full rate times the top "
-                                       "eigenvalue of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and "
-                                       "divisors after b steps, for a, b in 0, 10, 120; writes "
-                                       "warmup-divisor-split.csv.")
-    _stored_run_arguments(split, "warmup-divisor-split", run_warmup_divisor_split)
-
+    for name, summary, description, func in STORED_COMMANDS:
+        _stored_run_arguments(sub.add_parser(name, help=summary, description=description), name, func)
 
 
 def _stored_run_arguments(parser, name: str, func) -> None:
@@ -423,8 +342,9 @@ def run_xiong(args) -> int:
     return 0
 
 
-def _run_stored(args, name: str, seeds: list[int], compute, write, command: str | None = None) -> int:
-    """Run ``compute(seeds)`` on the chosen device and write ``<name>.csv`` (by ``write``) and
+def _run_stored(args, name: str, compute, write, command: str | None = None) -> int:
+    """Check ``args.seeds`` (:func:`~lnworked.stress.first_update.check_seeds`: distinct integers >= 0),
+    run ``compute(seeds)`` on the chosen device and write ``<name>.csv`` (by ``write``) and
     ``<name>-provenance.json`` (the command, device, seconds, configuration and row count) into
     ``args.out``: the shared body of the commands whose output the book stores. ``command``: the
     subcommand's name, if not ``name``."""
@@ -432,8 +352,10 @@ def _run_stored(args, name: str, seeds: list[int], compute, write, command: str 
 
     import jax
 
+    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.report import check_writable
 
+    seeds = check_seeds(args.seeds)
     out = check_writable(args.out)
     device = select_device(args.device)
     _use_cache(args)
@@ -455,68 +377,53 @@ def _run_stored(args, name: str, seeds: list[int], compute, write, command: str 
 def run_deepnorm(args) -> int:
     from lnworked.stress.deepnorm import deepnorm_rows, write_deepnorm_csv
 
-    seeds = [check_int(s, "seeds", minimum=0) for s in args.seeds]
-    return _run_stored(args, "deepnorm", seeds, lambda s: deepnorm_rows(s, progress=_xiong_progress),
+    return _run_stored(args, "deepnorm", lambda s: deepnorm_rows(s, progress=_xiong_progress),
                        write_deepnorm_csv)
 
 
 def run_first_step(args) -> int:
     from lnworked.stress.first_step import FIRST_STEP_DEPTHS, first_step_rows, write_first_step_csv
-    from lnworked.stress.first_update import check_seeds
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "first-step", seeds, lambda s: first_step_rows(FIRST_STEP_DEPTHS, s),
+    return _run_stored(args, "first-step", lambda s: first_step_rows(FIRST_STEP_DEPTHS, s),
                        write_first_step_csv)
 
 
 def run_branch_scale(args) -> int:
     from lnworked.stress.branch_scale import branch_scale_rows, write_branch_scale_csv
-    from lnworked.stress.first_update import check_seeds
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "branch-scale", seeds, lambda s: branch_scale_rows(s, progress=_xiong_progress),
+    return _run_stored(args, "branch-scale", lambda s: branch_scale_rows(s, progress=_xiong_progress),
                        write_branch_scale_csv)
 
 
 def run_family(args) -> int:
     from lnworked.stress.family_runs import family_rows, write_family_csv
-    from lnworked.stress.first_update import check_seeds
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "family-runs", seeds, lambda s: family_rows(s, progress=_xiong_progress),
+    return _run_stored(args, "family-runs", lambda s: family_rows(s, progress=_xiong_progress),
                        write_family_csv, command="family")
 
 
 def run_warmup_schedules(args) -> int:
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.warmup_schedules import schedule_rows, write_schedule_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-schedules", seeds, schedule_rows, write_schedule_csv)
+    return _run_stored(args, "warmup-schedules", schedule_rows, write_schedule_csv)
 
 
 def run_warmup_holds(args) -> int:
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.warmup_schedules import HOLDS, schedule_rows, write_schedule_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-holds", seeds, lambda s: schedule_rows(s, HOLDS), write_schedule_csv)
+    return _run_stored(args, "warmup-holds", lambda s: schedule_rows(s, HOLDS), write_schedule_csv)
 
 
 def run_warmup_swap(args) -> int:
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.state_swap import swap_rows, write_swap_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-swap", seeds, swap_rows, write_swap_csv)
+    return _run_stored(args, "warmup-swap", swap_rows, write_swap_csv)
 
 
 def run_warmup_graft(args) -> int:
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.state_swap import graft_rows, write_graft_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-graft", seeds, graft_rows, write_graft_csv)
+    return _run_stored(args, "warmup-graft", graft_rows, write_graft_csv)
 
 
 def _step_progress(step: int) -> None:
@@ -525,38 +432,121 @@ def _step_progress(step: int) -> None:
 
 def run_warmup_arrival(args) -> int:
     from lnworked.stress.arrival import arrival_rows
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.sharpness import write_sharpness_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-arrival", seeds, lambda s: arrival_rows(s, progress=_step_progress),
+    return _run_stored(args, "warmup-arrival", lambda s: arrival_rows(s, progress=_step_progress),
                        write_sharpness_csv)
 
 
 def run_warmup_holds_arrival(args) -> int:
     from lnworked.stress.arrival import HOLD_RUNS, arrival_rows
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.sharpness import write_sharpness_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-holds-arrival", seeds,
-                       lambda s: arrival_rows(s, runs=HOLD_RUNS, after=(0,), progress=_step_progress),
+    return _run_stored(args, "warmup-holds-arrival", lambda s: arrival_rows(s, runs=HOLD_RUNS, after=(0,), progress=_step_progress),
                        write_sharpness_csv)
 
 
 def run_warmup_divisor_split(args) -> int:
     from lnworked.stress.arrival import divisor_split_rows, write_split_csv
-    from lnworked.stress.first_update import check_seeds
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-divisor-split", seeds, lambda s: divisor_split_rows(s, steps=(0, 10, 120)),
+    return _run_stored(args, "warmup-divisor-split", lambda s: divisor_split_rows(s, steps=(0, 10, 120)),
                        write_split_csv)
 
 
 def run_warmup_sharpness(args) -> int:
-    from lnworked.stress.first_update import check_seeds
     from lnworked.stress.sharpness import sharpness_rows, write_sharpness_csv
 
-    seeds = check_seeds(args.seeds)
-    return _run_stored(args, "warmup-sharpness", seeds, lambda s: sharpness_rows(s, progress=_step_progress),
+    return _run_stored(args, "warmup-sharpness", lambda s: sharpness_rows(s, progress=_step_progress),
                        write_sharpness_csv)
+
+
+#: The commands that train or measure ahead of time and write one stored CSV (:func:`_run_stored`):
+#: ``(name, help, description, function)``.
+STORED_COMMANDS = (
+    ("deepnorm",
+     "DeepNorm's alpha and kappa (its paper's beta), alone and together, without warmup",
+     "Branch shares at initialisation, the first update and the training loss of Pre-LN, "
+     "Post-LN, Post-LN with DeepNorm's alpha and/or kappa (no warmup) and Post-LN with "
+     "warmup, at the article's settings.",
+     run_deepnorm),
+    ("first-step",
+     "the loss along AdamW's first step over a grid of rates and depths",
+     "The loss L(theta_0 + t Delta theta) along the first AdamW update and the RMS change "
+     "of the logits, for Pre-LN and Post-LN, depths 1-48, warmup's first rate and the "
+     "target rate times 2^k (k = -6..2), t = 0, 0.05, ..., 1, at the article's settings, on"
+     " the first batch.",
+     run_first_step),
+    ("branch-scale",
+     "Post-LN's first step as its branch scale kappa falls to DeepNorm's (alpha = 1)",
+     "The mean branch share, the first AdamW step's relative logit change and delivered "
+     "share for Post-LN with its branch kernels times kappa, from 1 to below DeepNorm's (8 "
+     "L)^(-1/4), and Pre-LN at kappa = 1, at the article's settings and warmup's first "
+     "rate, on the first batch.",
+     run_branch_scale),
+    ("family",
+     "the wider family trained: Pre-LN, Post-LN, DeepNorm, Peri-LN and RMSNorm, at two "
+     "rates, without warmup",
+     "The 180-step training logs (loss, gradient norm) of Pre-LN, Post-LN, DeepNorm, "
+     "Peri-LN and both placements with RMSNorm, at the article's settings and constant "
+     "rates 2e-3 and 8e-3 (no warmup); writes family-runs.csv.",
+     run_family),
+    ("warmup-schedules",
+     "Post-LN trained under other rate schedules: the first steps held small, shorter or "
+     "cut linear warmups, lower constant rates",
+     "The 180-step training loss of Post-LN at the article's settings at the constant rate,"
+     " with its first 1-120 steps at warmup's first rate and then the full rate, with "
+     "linear warmups of 5-120 steps, at constant rates 2, 4 and 8 times smaller, and with "
+     "the article's warmup cut at step 30, 60 or 90; writes warmup-schedules.csv.",
+     run_warmup_schedules),
+    ("warmup-holds",
+     "Post-LN with its first steps at a moderate constant rate, then the full rate at once",
+     "The 180-step training loss of Post-LN at the article's settings with its first 20 or "
+     "60 steps at the full rate over 2, 4 or 8, then the full rate; writes "
+     "warmup-holds.csv.",
+     run_warmup_holds),
+    ("warmup-holds-arrival",
+     "Adam's preconditioned sharpness where the moderate holds' full rate arrives",
+     "As warmup-arrival, at the step where the full rate arrives, for Post-LN with its "
+     "first 20 or 60 steps at the full rate over 2, 4 or 8; writes "
+     "warmup-holds-arrival.csv.",
+     run_warmup_holds_arrival),
+    ("warmup-swap",
+     "the eta/2 and eta/4 holds continued at the full rate with their weights and Adam "
+     "states exchanged",
+     "Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full rate from "
+     "every combination of one hold's weights and the other's Adam state; writes "
+     "warmup-swap.csv.",
+     run_warmup_swap),
+    ("warmup-graft",
+     "the eta/2 and eta/4 holds continued at the full rate with one group of parameters "
+     "taken from the other hold",
+     "Post-LN held at eta/2 or eta/4 for 60 steps, then continued at the full rate from one"
+     " hold's weights and Adam state with every block's attention, every block's MLP, every"
+     " block's LayerNorms, or the embeddings and readout taken from the other hold's "
+     "weights; writes warmup-graft.csv.",
+     run_warmup_graft),
+    ("warmup-sharpness",
+     "Adam's preconditioned sharpness along Post-LN's rate schedules and Pre-LN's constant "
+     "rate",
+     "The largest eigenvalue of Adam's preconditioned Hessian times the full rate (stable "
+     "below (2 + 2 b1) / (1 - b1) = 38), on the first batch, at steps 0-120 of Post-LN at "
+     "the constant rate, with its first 120 steps held small, with the article's warmup cut"
+     " at step 30 or 60 and whole, and of Pre-LN at the constant rate; writes "
+     "warmup-sharpness.csv.",
+     run_warmup_sharpness),
+    ("warmup-arrival",
+     "Adam's preconditioned sharpness where each schedule's full rate arrives and in the "
+     "steps after",
+     "As warmup-sharpness, at 0-32 steps after the full rate arrives, for Post-LN at the "
+     "constant rate, with its first 20 or 120 steps held small, with the article's warmup "
+     "cut at step 30 or 60 and whole, and for Pre-LN at the constant rate; writes "
+     "warmup-arrival.csv.",
+     run_warmup_arrival),
+    ("warmup-divisor-split",
+     "The held run's preconditioned sharpness with the weights of one step and Adam's "
+     "divisors of another",
+     "Post-LN with its first 120 steps held small: the full rate times the top eigenvalue "
+     "of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and divisors after b steps, for "
+     "a, b in 0, 10, 120; writes warmup-divisor-split.csv.",
+     run_warmup_divisor_split),
+)
