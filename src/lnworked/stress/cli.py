@@ -442,7 +442,8 @@ def run_warmup_holds_arrival(args) -> int:
     from lnworked.stress.arrival import HOLD_RUNS, arrival_rows
     from lnworked.stress.sharpness import write_sharpness_csv
 
-    return _run_stored(args, "warmup-holds-arrival", lambda s: arrival_rows(s, runs=HOLD_RUNS, after=(0,), progress=_step_progress),
+    return _run_stored(args, "warmup-holds-arrival",
+                       lambda s: arrival_rows(s, runs=HOLD_RUNS, after=(0,), progress=_step_progress),
                        write_sharpness_csv)
 
 

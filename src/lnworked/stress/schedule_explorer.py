@@ -48,6 +48,10 @@ SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learn
 #: The panels the explorer can draw, top to bottom: (key, y label, log scale?, share of the canvas's height).
 PANELS = (("rate", "rate / η", False, 0.24), ("product", "η × sharpness / threshold", True, 0.40),
           ("loss", "loss (nats)", True, 0.36))
+#: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
+EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
+#: The dotted line's id in the kernel's figure, per panel that has one.
+REF_GIDS = {"product": "threshold", "loss": "uniform"}
 #: The two runs' series: (key, legend label, line dash in the page, matplotlib line style).
 RUNS = (("a", "run", None, "-"), ("b", "beside it", "6 4", "--"))
 
@@ -165,10 +169,6 @@ def _panel_grid(panels: tuple, limits: dict, refs: dict) -> list[dict]:
     return out
 
 
-#: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
-EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
-
-
 def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colors, steps: int) -> None:
     """matplotlib, for the kernel: each panel of ``panels`` on its own axes, one above the other,
     sharing the step axis; ``curves[panel]`` the two runs' values (``None`` where not measured), the
@@ -199,10 +199,6 @@ def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colo
         a.set_ylabel(label)
     ax.set_xlim(0, steps)
     axes[-1].set_xlabel("training step")
-
-
-#: The dotted line's id in the kernel's figure, per panel that has one.
-REF_GIDS = {"product": "threshold", "loss": "uniform"}
 
 
 @lru_cache(maxsize=8)
