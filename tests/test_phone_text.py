@@ -142,6 +142,13 @@ def _sharpness_figure():
     return sharpness_figure([("do not learn", runs[:3]), ("learn", runs[3:])], adam_threshold(0.9))
 
 
+def _valley_figure():
+    from lnworked.stress.sharpness import adam_threshold, momentum_walk
+    from lnworked.stress.warmup_figures import valley_figure
+
+    return valley_figure({r * 2: momentum_walk(r * 2, 0.0, 4) for r in (0.8, 1.0, 1.2)}, adam_threshold(0))
+
+
 #: The book's calls of each figure (chapters 1-6, the errata page, the appendix).
 FIGURES = {
     "Fig. 1.1 layer_norm_geometry": figures.layer_norm_geometry,
@@ -162,6 +169,7 @@ FIGURES = {
     "Fig. 6.6 warmup_schedule_figure": _schedule_figure,
     "ch6 schedules_figure": _schedules_side_figure,
     "ch6 sharpness_figure": _sharpness_figure,
+    "ch6 valley_figure": _valley_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
     "gains appendix removed_share_figure": lambda: figures.removed_share_figure(

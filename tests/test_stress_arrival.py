@@ -102,6 +102,27 @@ def test_committed_split_diagonal_agrees_with_the_sharpness_table():
             assert r["sharpness"] == pytest.approx(table[(r["seed"], r["weights"])], rel=2e-2)
 
 
+def test_committed_reread_measures_the_held_runs_largest_reading_and_the_one_before_it():
+    """REREAD_STEPS are where warmup-arrival.csv holds the held run's largest reading (seed 9) and the
+    reading before it; warmup-reread.csv has every (weights, divisors) pair of them for that seed,
+    and its diagonal is far from the stored largest reading, near the stored one before it."""
+    from lnworked.stress.arrival import REREAD_STEPS
+    from lnworked.stress.committed import committed_warmup_arrival, committed_warmup_reread
+
+    held = {(r["seed"], r["step"]): r["sharpness"] for r in committed_warmup_arrival()[0]
+            if (r["kind"], r["k"]) == ("held", 120)}
+    seed, step = max(held, key=held.get)
+    before = max(s for (sd, s) in held if sd == seed and s < step)
+    assert (seed, (before, step)) == (9, REREAD_STEPS)
+    rows, about = committed_warmup_reread()
+    assert about["rows"] == len(rows) and "warmup-reread --seeds 9" in about["command"]
+    assert {(r["seed"], r["weights"], r["divisors"]) for r in rows} == \
+        {(seed, a, b) for a in REREAD_STEPS for b in REREAD_STEPS}
+    again = {r["weights"]: r["sharpness"] for r in rows if r["weights"] == r["divisors"]}
+    assert held[(seed, step)] > 1000 * again[step]
+    assert again[before] == pytest.approx(held[(seed, before)], rel=0.5)
+
+
 def test_committed_holds_arrival_measures_each_hold_where_its_full_rate_arrives():
     """Every moderate hold for every seed, at the step after which its rate is the full rate, and
     the committed holds' losses agree that those runs are the ones the page names."""

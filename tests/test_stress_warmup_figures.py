@@ -13,7 +13,7 @@ from matplotlib.colors import to_hex
 from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
                                             rate_rise_figure, schedules_figure, step_response_figure,
-                                            warmup_schedule_figure)
+                                            valley_figure, warmup_schedule_figure)
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -241,6 +241,27 @@ def test_momentum_walk_figure_draws_each_walks_size_on_a_log_axis():
                                                                   "1.2 × the threshold"]
     with pytest.raises(ValueError, match="^walks"):
         momentum_walk_figure({})
+
+
+def test_valley_figure_puts_each_walk_on_the_bowl_and_names_its_fate():
+    """Plain gradient descent is Adam's momentum walk without momentum: theta_s = (1 - eta H)^s."""
+    from lnworked.stress.sharpness import adam_threshold, momentum_walk
+    limit = adam_threshold(0)
+    walks = {r * limit: momentum_walk(r * limit, 0.0, 4) for r in (0.8, 1.0, 1.2)}
+    for eta_h, thetas in walks.items():
+        assert np.allclose(thetas, (1 - eta_h) ** np.arange(5))
+    fig = valley_figure(walks, limit)
+    assert [ax.get_title() for ax in fig.axes] == ["ηH = 1.6: the steps settle", "ηH = 2: it swings for ever",
+                                                   "ηH = 2.4: it bounces out"]
+    for ax, (eta_h, thetas) in zip(fig.axes, sorted(walks.items())):
+        (walk,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"walk {eta_h:g}"]
+        assert np.allclose(walk.get_xdata(), thetas) and np.allclose(walk.get_ydata(), thetas ** 2 / 2)
+        left, right = ax.get_xlim()
+        assert left < thetas.min() and thetas.max() < right  # every point inside its panel
+    # the swing's points coincide, so their steps share one label per point
+    assert sorted(t.get_text() for t in fig.axes[1].texts) == ["0, 2, 4", "1, 3"]
+    with pytest.raises(ValueError, match="^walks"):
+        valley_figure({}, limit)
 
 
 def test_schedules_figure_draws_the_looks_it_is_given():

@@ -98,6 +98,22 @@ def test_stored_schedules_cover_the_grid_and_the_constant_rate_matches_the_deepn
     assert np.allclose(losses[("constant", 0)][:, :5], deepnorm["loss"][:, :5], rtol=1e-4)
 
 
+def test_holds_on_more_seeds_cover_the_same_grid_on_seeds_the_holds_do_not_use():
+    """The check on eight more seeds: every hold, seeds 10-17 (none of the holds' 7-9), all 180 steps;
+    for each seed every hold starts from the same initial weights and first batch (one loss at step 1)
+    and the holds at one rate are one run until the shorter one's jump (to float32 rounding)."""
+    from lnworked.stress.committed import committed_warmup_holds, committed_warmup_holds_more_seeds
+
+    seeds, holds = summarise(committed_warmup_holds_more_seeds()[0])
+    assert set(holds) == set(HOLDS) and seeds == list(range(10, 18))
+    assert not set(seeds) & set(summarise(committed_warmup_holds()[0])[0])
+    assert all(v.shape == (len(seeds), StressConfig().steps) and np.isfinite(v).all() for v in holds.values())
+    first = np.stack([v[:, 0] for v in holds.values()])
+    assert np.allclose(first, first[0], rtol=1e-5)
+    for kind in HOLD_DIVISORS:
+        assert np.allclose(holds[(kind, 20)][:, :20], holds[(kind, 60)][:, :20], rtol=1e-4), kind
+
+
 def test_stored_holds_cover_their_grid_and_follow_the_lower_constant_rates_until_the_jump():
     """Every moderate hold for every seed and step. Until its full rate arrives, a hold at
     ``eta / d`` is the constant rate ``eta / d`` (``("reduced", d)``), trained another time in the

@@ -30,7 +30,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import HOLDS, full_rate_from
 from lnworked.validation import check_int
 
-__all__ = ["ARRIVAL_RUNS", "AFTER", "HOLD_RUNS", "arrival_rows", "divisor_split_rows", "write_split_csv", "read_split_csv"]
+__all__ = ["ARRIVAL_RUNS", "AFTER", "HOLD_RUNS", "REREAD_STEPS", "arrival_rows", "divisor_split_rows", "write_split_csv", "read_split_csv"]
 
 #: The runs followed from the full rate's arrival: Post-LN at the constant rate, with its first 20
 #: and 120 steps held small, with the article's warmup cut at step 30 or 60 and whole, and
@@ -42,6 +42,12 @@ ARRIVAL_RUNS = ((False, ("constant", 0)), (False, ("held", 20)), (False, ("held"
 HOLD_RUNS = tuple((False, schedule) for schedule in HOLDS)
 #: Steps after the arrival at which each run is measured (0: the weights the full rate meets).
 AFTER = (0, 1, 2, 4, 8, 16, 32)
+
+
+#: The held run's largest stored reading (random seed 9, 32 steps after its full rate arrives at
+#: step 120) and the reading before it, measured again with the weights and divisors of each
+#: (``lnworked stress warmup-reread``): does the reading repeat, and is it the weights or the divisors?
+REREAD_STEPS = (136, 152)
 
 
 def arrival_rows(seeds: Sequence[int], runs=ARRIVAL_RUNS, after=AFTER, config: StressConfig | None = None,

@@ -23,7 +23,7 @@ from lnworked.validation import check_int
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
            "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_graft", "run_warmup_sharpness",
-           "run_warmup_arrival", "run_warmup_divisor_split", "provenance"]
+           "run_warmup_arrival", "run_warmup_divisor_split", "run_warmup_reread", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -454,6 +454,12 @@ def run_warmup_divisor_split(args) -> int:
                        write_split_csv)
 
 
+def run_warmup_reread(args) -> int:
+    from lnworked.stress.arrival import REREAD_STEPS, divisor_split_rows, write_split_csv
+
+    return _run_stored(args, "warmup-reread", lambda s: divisor_split_rows(s, steps=REREAD_STEPS), write_split_csv)
+
+
 def run_warmup_sharpness(args) -> int:
     from lnworked.stress.sharpness import sharpness_rows, write_sharpness_csv
 
@@ -550,4 +556,12 @@ STORED_COMMANDS = (
      "of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and divisors after b steps, for "
      "a, b in 0, 10, 120; writes warmup-divisor-split.csv.",
      run_warmup_divisor_split),
+    ("warmup-reread",
+     "the held run's largest preconditioned-sharpness reading, trained again and measured "
+     "again",
+     "Post-LN with its first 120 steps held small, trained again to steps 136 and 152 (the "
+     "stored run's largest reading, seed 9): the full rate times the top eigenvalue of "
+     "P_b^(-1/2) H_a P_b^(-1/2) for a, b in 136, 152, as warmup-divisor-split; writes "
+     "warmup-reread.csv.",
+     run_warmup_reread),
 )

@@ -110,6 +110,24 @@ def committed_warmup_holds(folder=None):
     return _read("warmup-holds.csv", "warmup-holds-provenance.json", folder, read_schedule_csv)
 
 
+def committed_warmup_holds_more_seeds(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-holds`` on eight more seeds,
+    10 to 17 (``warmup-holds-more-seeds.csv``, the rows of :func:`committed_warmup_holds`), or of
+    ``folder``'s: a check of the holds' outcome on seeds that chapter 6's other runs do not use."""
+    from lnworked.stress.warmup_schedules import read_schedule_csv
+
+    return _read("warmup-holds-more-seeds.csv", "warmup-holds-more-seeds-provenance.json", folder, read_schedule_csv)
+
+
+def committed_warmup_reread(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-reread``
+    (``warmup-reread.csv``, :func:`committed_warmup_divisor_split`'s columns at
+    :data:`~lnworked.stress.arrival.REREAD_STEPS`), or of ``folder``'s."""
+    from lnworked.stress.arrival import read_split_csv
+
+    return _read("warmup-reread.csv", "warmup-reread-provenance.json", folder, read_split_csv)
+
+
 def committed_warmup_sharpness(folder=None):
     """``(rows, provenance)`` of the committed ``lnworked stress warmup-sharpness``
     (``warmup-sharpness.csv``), or of ``folder``'s."""

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "momentum_walk_figure", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -197,6 +197,40 @@ def momentum_walk_figure(walks: dict):
     ax.set_yscale("log")
     _style(ax, "Momentum along one direction", "step s", "|θ_s| (start: 1)")
     _legend_below(fig, ax)
+    return fig
+
+
+def valley_figure(walks: dict, limit: float):
+    """The plain-words picture of the rate threshold: one stacked panel per walk of
+    ``{eta_h: thetas}`` (gradient descent ``theta <- (1 - eta H) theta`` on the bowl
+    ``L = H theta^2 / 2`` with ``H = 1``, from ``theta_0 = 1``), each drawing the bowl and the walk's
+    points on it, joined step by step and numbered; ``limit`` is the largest ``eta H`` at which the
+    steps settle (2), named in each panel's title."""
+    if not walks:
+        raise ValueError("walks: needs at least one {eta_h: thetas}")
+    fig, axes = new_figure(WIDTH, 3.0 * len(walks) + 0.3, nrows=len(walks))
+    axes = np.atleast_1d(axes)
+    for ax, (i, (eta_h, thetas)) in zip(axes, enumerate(sorted(walks.items()))):
+        color, _, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
+        thetas = np.asarray(thetas, float)
+        reach = max(1.6, float(np.max(np.abs(thetas)))) * 1.15  # each panel its own width
+        bowl = np.linspace(-reach, reach, 200)
+        ax.plot(bowl, bowl ** 2 / 2, color="0.55", linewidth=1.5, gid="bowl")
+        ax.plot(thetas, thetas ** 2 / 2, "-", color=color, linewidth=2, marker=marker, markersize=8,
+                gid=f"walk {eta_h:g}")
+        spots: dict = {}  # steps that land on the same point share one label: "0, 2, 4"
+        for s, theta in enumerate(thetas):
+            spots.setdefault(round(float(theta), 6), []).append(str(s))
+        for theta, steps in spots.items():
+            ax.annotate(", ".join(steps), (theta, theta ** 2 / 2), xytext=(0, 9), textcoords="offset points",
+                        ha="center", fontsize=FONT_390["tick"], color=color)
+        fate = ("the steps settle" if eta_h < limit else "it swings for ever" if eta_h == limit
+                else "it bounces out")
+        _style(ax, f"ηH = {eta_h:g}: {fate}", "", "loss")
+        ax.set_xlim(-reach, reach)
+        ax.set_ylim(-0.05 * reach ** 2, 0.7 * reach ** 2)
+        ax.set_yticks([])
+    axes[-1].set_xlabel("θ, the weights along one direction", fontsize=FONT_390["label"])
     return fig
 
 
