@@ -153,3 +153,33 @@ def test_chapter_3_random_stack_explorer_redraws_without_a_kernel(browser, serve
         state = new
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+ABOVE_JS = """
+const root = arguments[0];
+const points = [...root.querySelectorAll('circle.lnw-point')];
+const above = points.filter(c => c.classList.contains('lnw-above'));
+return {above: above.map(c => ({cy: parseFloat(c.getAttribute('cy')), fill: c.getAttribute('fill'),
+                                 series: c.dataset.series})),
+        highest: Math.min(...points.filter(c => !c.classList.contains('lnw-above'))
+                                   .map(c => parseFloat(c.getAttribute('cy'))))};
+"""
+
+
+def test_chapter_6_schedule_explorer_draws_the_reading_above_its_top_hollow_on_the_edge(browser, server):
+    """6.6's explorer ends its product axis at PRODUCT_TOP: the one stored reading above it (held small
+    for 120 steps, seed 9) is drawn hollow on the panel's top edge, no dot lies above it, and the
+    default pair (no reading above the top) has none."""
+    from selenium.webdriver.support.ui import Select
+
+    load(browser, server, "chapters/05_rate_threshold")
+    (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="schedules"]')
+    assert root.get_attribute("data-lnw-ready") == "1"
+    assert browser.execute_script(ABOVE_JS, root)["above"] == []
+    for name, value in (("schedule", "held 120"), ("seed", "9")):
+        Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
+    found = browser.execute_script(ABOVE_JS, root)
+    assert [(a["fill"], a["series"]) for a in found["above"]] == [("white", "a")]
+    assert found["highest"] >= found["above"][0]["cy"] - 0.5, found  # nothing drawn above the top edge
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

@@ -16,7 +16,7 @@ import pytest
 
 from lnworked.explore import format_readout, spec_grid
 from lnworked.stress.config import StressConfig
-from lnworked.stress.schedule_explorer import (SCHEDULE_OPTIONS, schedule_explorer, schedule_explorer_spec,
+from lnworked.stress.schedule_explorer import (PRODUCT_TOP, SCHEDULE_OPTIONS, schedule_explorer, schedule_explorer_spec,
                                                schedule_readouts)
 
 STEPS, WARM = StressConfig().steps, 120
@@ -128,10 +128,15 @@ def test_grid_holds_every_run_as_stored_its_rates_and_its_measured_products(runs
             assert {s for s, v in enumerate(cell["product"]) if v is not None} == set(measured)
             for step, v in measured.items():
                 assert cell["product"][step] == pytest.approx(v, rel=5e-4)
-    # the product's axis holds every reading, from the lowest to the 11025x one
+    # the product's axis holds every reading from the lowest up to PRODUCT_TOP; above it only the one reading
+    # that does not repeat (held small for 120 steps, seed 9, step 152), drawn hollow on the top edge
     product = next(p for p in grid["panels"] if p["key"] == "product")
     shown = [v for cell in grid["runs"].values() for v in cell["product"] if v is not None]
-    assert product["y_min"] <= min(shown) and max(shown) <= product["y_max"]
+    assert product["y_min"] <= min(shown) and product["y_max"] == PRODUCT_TOP and product["clip_top"] is True
+    above = [(key, step) for key, cell in grid["runs"].items() for step, v in enumerate(cell["product"])
+             if v is not None and v > PRODUCT_TOP]
+    assert above == [("held 120|9", 152)]
+    assert sorted(shown)[-2] < PRODUCT_TOP / 10  # the rest sit well inside the axis
     assert product["log_every"] == 1  # read 126: ticks two decades apart squashed the readings near 1
 
 
@@ -288,3 +293,19 @@ def test_the_product_caption_names_exactly_the_runs_whose_product_was_not_measur
             assert s not in measured and "the lower constant rates" in text
     assert f"not measured for {text})" in schedule_explorer_spec().caption
     assert unmeasured_text([("constant", 0)], {("constant", 0, 7): {0: 1.0}}, [7], 120) == "no run shown"
+
+
+def test_kernel_figure_draws_the_reading_above_the_top_hollow_on_its_edge():
+    """In Jupyter the same panels: the one reading above PRODUCT_TOP (held small for 120 steps, seed 9,
+    step 152) sits on the product panel's top edge as a hollow marker; the axis ends at PRODUCT_TOP."""
+    from matplotlib.figure import Figure
+
+    spec = schedule_explorer_spec()
+    fig = Figure()
+    spec.draw(fig.add_subplot(), {"schedule": "held 120", "other": "cut 60", "seed": 9}, spec)
+    product = fig.axes[1]
+    (above,) = [ln for ln in product.get_lines() if ln.get_gid() == "product-a-above"]
+    assert list(above.get_xdata()) == [152] and list(above.get_ydata()) == [PRODUCT_TOP]
+    assert above.get_markerfacecolor() == "white"
+    assert product.get_ylim()[1] == PRODUCT_TOP
+    assert not [ln for ln in product.get_lines() if ln.get_gid() == "product-b-above"]  # the other run stays inside

@@ -209,6 +209,7 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
     before, after, *seeds_top, ring = top.get_lines()[:5]
     assert list(before.get_xdata()) == [0, 10] and before.get_linewidth() < after.get_linewidth()
     assert before.get_alpha() < 1 and before.get_markersize() < after.get_markersize()
+    assert before.get_markerfacecolor() == "white" and after.get_markerfacecolor() != "white"  # hollow before
     assert list(after.get_xdata()) == [10, 20] and after.get_marker() == "o" and after.get_label() == "a"
     np.testing.assert_allclose(after.get_ydata(), [1.0, 1.0])
     assert [list(m.get_xdata()) for m in seeds_top] == [[10, 20], [10, 20]]

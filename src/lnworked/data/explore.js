@@ -197,11 +197,15 @@
       for (var i = 0; i < o.xs.length; i++) {
         var v = s.values[i];
         if (v === null || (o.log && v <= 0)) { if (!s.join) { pen = "M"; } continue; }   /* join: across gaps */
+        var above = s.clipTop && v > hi;   /* off the panel's top: drawn on its edge, hollow */
+        if (above) { v = hi; }
         d += pen + x(o.xs[i]).toFixed(1) + "," + y(v).toFixed(1) + " ";
         pen = "L";
         if (s.dots) {   /* a measured value among unmeasured steps: a dot on the line */
-          node(svg, svg, "circle", { cx: x(o.xs[i]).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: s.color,
-            "class": "lnw-point", "data-series": s.key });
+          var dot = { cx: x(o.xs[i]).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: s.color, "class": "lnw-point",
+            "data-series": s.key };
+          if (above) { dot.r = 4; dot.fill = "white"; dot.stroke = s.color; dot["stroke-width"] = 2; dot["class"] += " lnw-above"; }
+          node(svg, svg, "circle", dot);
         }
       }
       var attrs = { d: d, fill: "none", stroke: s.color, "stroke-width": s.width || "2", "class": "lnw-line", "data-series": s.key };
@@ -387,6 +391,7 @@
           var s = series(data, pick[0], null, p.key === "product" ? ys : [null].concat(ys));
           s.dash = data.dash[pick[0]] || null;
           s.join = s.dots = p.key === "product";
+          s.clipTop = !!p.clip_top;
           s.nolegend = p !== data.panels[0];
           return s;
         })

@@ -15,7 +15,8 @@
     * ``product``: ``eta lam / threshold``, the full rate times Adam's preconditioned sharpness
       ``lam`` in units of :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was
       measured (the committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
-      ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1;
+      ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1,
+      up to :data:`PRODUCT_TOP`: a reading above it is drawn hollow on the top edge;
     * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
 
     Its table reads out, per run (:func:`schedule_readouts`), for ``s`` =
@@ -41,7 +42,7 @@ from lnworked.stress.explorer import rounded_curve
 from lnworked.stress.warmup_schedules import HOLD_DIVISORS, HOLDS
 
 __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "schedule_value",
-           "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS", "PANELS", "RUNS"]
+           "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS", "PANELS", "PRODUCT_TOP", "RUNS"]
 
 #: Readout keys of one run in :func:`schedule_explorer`, in table order.
 SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learns")
@@ -50,6 +51,11 @@ PANELS = (("rate", "rate / η", False, 0.24), ("product", "η × sharpness / thr
           ("loss", "loss (nats)", True, 0.36))
 #: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
 EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
+#: The product panel's top, in units of the threshold. Every stored reading but one lies below it; that
+#: one, 11025 (Post-LN held small for 120 steps, seed 9, step 152), does not repeat when the run is
+#: trained again (``lnworked stress warmup-reread``), and on an axis up to it the rest were squashed
+#: (read 132). Readings above the top are drawn hollow on it.
+PRODUCT_TOP = 1e3
 #: The dotted line's id in the kernel's figure, per panel that has one.
 REF_GIDS = {"product": "threshold", "loss": "uniform"}
 #: The two runs' series: (key, legend label, line dash in the page, matplotlib line style).
@@ -166,6 +172,8 @@ def _panel_grid(panels: tuple, limits: dict, refs: dict) -> list[dict]:
                     "x_label": "training step" if i == len(panels) - 1 else "", **EXTRA_TICKS.get(p, {})})
         if p in refs:
             out[-1]["ref"] = round(refs[p], 4)
+        if p == "product":
+            out[-1]["clip_top"] = True  # readings above y_max: hollow, on the top edge
     return out
 
 
@@ -188,8 +196,13 @@ def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colo
             ys = np.array([np.nan if v is None else v for v in values], dtype=float)
             xs = np.arange(len(ys)) if panel == "product" else np.arange(1, len(ys) + 1)
             keep = np.isfinite(ys)
+            above = keep & (ys > limits[panel][1]) if panel == "product" else np.zeros_like(keep)
+            ys = np.where(above, limits[panel][1], ys)  # on the top edge, hollow
             a.plot(xs[keep], ys[keep], style, color=color, marker="o" if panel == "product" else None,
                    markersize=4, label=name, gid=f"{panel}-{tag}")
+            if above.any():
+                a.plot(xs[above], ys[above], "o", color=color, markerfacecolor="white", markersize=7,
+                       clip_on=False, gid=f"{panel}-{tag}-above")
         if panel in refs:
             a.axhline(refs[panel], color=PALETTE["text"], linestyle=":", linewidth=1.2, gid=REF_GIDS[panel])
         lo, hi = limits[panel]
@@ -245,6 +258,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     loss_lo, loss_hi = log_range(runs.values(), uniform)
     shown = [v for curve in products.values() for v in curve if v is not None]
     product_lo, product_hi = log_range([shown], 1.0)
+    product_hi = min(product_hi, PRODUCT_TOP)
     warm = warmup_for(config.steps)
     labels = {key: label for key, label, *_ in PANELS}
     limits = {"rate": (0, 1), "product": (product_lo, product_hi), "loss": (loss_lo, loss_hi)}
@@ -303,7 +317,8 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     options = tuple((schedule_value(s), _label(s, warm)) for s in offered)
     names = {"rate": "each step's rate over η", "product": "η times Adam's preconditioned sharpness over the "
              f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
-             f"on the first batch; not measured for {unmeasured_text(offered, sharpness, seeds, warm)})",
+             f"on the first batch; a reading above {PRODUCT_TOP:g} drawn hollow on the top edge; not measured for "
+             f"{unmeasured_text(offered, sharpness, seeds, warm)})",
              "loss": f"the training loss (log scale, dotted: a uniform guess over the {config.vocab_size} tokens, "
              f"ln {config.vocab_size} ≈ {uniform:.2f} nats)"}
     where = ("top", "middle", "bottom") if len(panels) == 3 else ("top", "bottom") if len(panels) == 2 else ("",)

@@ -513,9 +513,9 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
                                  "steps, or None")
             mean = np.exp(np.log(values).mean(axis=0))
             start = 0 if full_from is None else steps.index(full_from)
-            if start:  # before the full rate: what it would face, thin and light, small markers
-                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.6, alpha=0.75,
-                        marker=marker, markersize=5)
+            if start:  # before the full rate: what it would face, thin and light, small hollow markers
+                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.2, alpha=0.5,
+                        marker=marker, markersize=5, markerfacecolor="white")
             ax.plot(steps[start:], mean[start:], linestyle=style, color=color, linewidth=2.5, marker=marker,
                     markersize=7, label=label)
             for seed_values in values:
