@@ -441,7 +441,7 @@ SCHEDULE_LOOKS = ((PALETTE["post"], "--", "s"), (PALETTE["grey"], ":", "^"), (PA
 #: end (green: a run of its own, not the article's warmup cut there, which is blue in :data:`SCHEDULE_LOOKS`),
 #: so that no colour means one run in one figure and another run in the next.
 HOLD_LOOKS = ((PALETTE["teal"], ":", "^"), (PALETTE["brown"], "--", "s"), (PALETTE["text"], "-.", "D"),
-              (PALETTE["green"], "--", "P"))
+              (PALETTE["green"], "-", "P"))
 
 
 def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS):
