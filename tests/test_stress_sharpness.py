@@ -197,33 +197,35 @@ def test_figure_rejects_runs_without_their_full_rate_step():
 
 def test_figure_draws_each_panel_in_units_of_the_threshold():
     """Each run's line is the geometric mean over seeds divided by the threshold; the dashed line sits
-    at 1; the ring marks the full rate's step. Before it (read 127: "what the full rate would face" was
-    read as the run's own state) the line is thin and light, with small markers and no seeds' markers."""
+    at 1; the ring marks the full rate's step. Every point means what the run's step faced (its own rate
+    times the sharpness), so every line is drawn alike, thick with markers and each seed's marker, before
+    the ring as after it (reads 127-139: a thin "what the full rate would face" line was read as the
+    run's own state, and over-encoded the figure)."""
     from lnworked.stress.warmup_figures import sharpness_figure
 
     values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
     fig = sharpness_figure([("top", [("a", [0, 10, 20], values, ("k", "-", "o"), 10)]),
-                            ("bottom", [("b", [0, 10, 20], values * 2, ("r", "--", "s"), 0)])], 38.0)
+                            ("bottom", [("b", [10, 20], values[:, 1:] * 2, ("r", "--", "s"), 10)])], 38.0)
     top, bottom = fig.axes[:2]
     assert [ax.get_title() for ax in (top, bottom)] == ["top", "bottom"]
-    before, after, *seeds_top, ring = top.get_lines()[:5]
-    assert list(before.get_xdata()) == [0, 10] and before.get_linewidth() < after.get_linewidth()
-    assert before.get_alpha() < 1 and before.get_markersize() < after.get_markersize()
-    assert before.get_markerfacecolor() == "white" and after.get_markerfacecolor() != "white"  # hollow before
-    assert list(after.get_xdata()) == [10, 20] and after.get_marker() == "o" and after.get_label() == "a"
-    np.testing.assert_allclose(after.get_ydata(), [1.0, 1.0])
-    assert [list(m.get_xdata()) for m in seeds_top] == [[10, 20], [10, 20]]
-    assert list(ring.get_xdata()) == [10]
-    mean, *rest = bottom.get_lines()  # full rate from the start: no thin part
-    assert list(mean.get_xdata()) == [0, 10, 20]
-    np.testing.assert_allclose(mean.get_ydata(), 2 * np.ones(3))
-    assert list(rest[2].get_xdata()) == [0]
+    mean, *seeds_top, ring = top.get_lines()[:4]
+    assert list(mean.get_xdata()) == [0, 10, 20] and mean.get_label() == "a" and mean.get_linewidth() > 2
+    np.testing.assert_allclose(mean.get_ydata(), [1.0, 1.0, 1.0])
+    assert [list(m.get_xdata()) for m in seeds_top] == [[0, 10, 20], [0, 10, 20]]
+    assert list(ring.get_xdata()) == [10] and ring.get_markersize() > 10
+    mean, *rest = bottom.get_lines()  # a run drawn from its ring on
+    assert list(mean.get_xdata()) == [10, 20]
+    np.testing.assert_allclose(mean.get_ydata(), 2 * np.ones(2))
+    assert list(rest[2].get_xdata()) == [10]
     assert [line.get_ydata()[0] for line in rest if line.get_linestyle() == "--" and len(line.get_ydata()) == 2
             and line.get_xdata()[0] == 0 and line.get_xdata()[1] == 1] == [1.0]
+    widths = {line.get_linewidth() for ax in (top, bottom) for line in ax.get_lines()
+              if line.get_linestyle() in ("-", "--") and line.get_label() in ("a", "b")}
+    assert len(widths) == 1  # one look for every run's line
 
 
 def test_figure_draws_a_run_without_a_full_rate_step_whole_and_without_a_ring():
-    """``full_from=None``: the values are the run's own (its rate times the sharpness), thick throughout."""
+    """``full_from=None``: no ring."""
     from lnworked.stress.warmup_figures import sharpness_figure
 
     values = np.array([[3.8, 19.0, 38.0]])

@@ -12,16 +12,16 @@
 
     * ``rate``: each step's rate over the full rate, ``eta_s / eta``
       (:func:`~lnworked.stress.warmup_schedules.schedule_rates`);
-    * ``product``: ``eta lam / threshold``, the full rate times Adam's preconditioned sharpness
-      ``lam`` in units of :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was
-      measured (the committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
+    * ``product``: ``eta_s lam / threshold``, what the run's step faces: its own rate ``eta_s`` times
+      Adam's preconditioned sharpness ``lam`` in units of
+      :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was measured (the committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
       ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1,
       up to :data:`PRODUCT_TOP`: a reading above it is drawn hollow on the top edge;
     * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
 
     Its table reads out, per run (:func:`schedule_readouts`), for ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from` the steps before the full rate: the loss
-    when the full rate arrives (after ``s`` updates), ``eta lam / threshold`` there, the final loss
+    when the full rate arrives (after ``s`` updates), ``eta lam / threshold`` there (its rate is ``eta``), the final loss
     (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and whether it is below
     :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned. A schedule without the sharpness
     measured, or that never reaches ``eta``, says so. Every run's curves are in the page, computed
@@ -47,7 +47,7 @@ __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "
 #: Readout keys of one run in :func:`schedule_explorer`, in table order.
 SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learns")
 #: The panels the explorer can draw, top to bottom: (key, y label, log scale?, share of the canvas's height).
-PANELS = (("rate", "rate / η", False, 0.24), ("product", "η × sharpness / threshold", True, 0.40),
+PANELS = (("rate", "rate / η", False, 0.24), ("product", "rate × sharpness / threshold", True, 0.40),
           ("loss", "loss (nats)", True, 0.36))
 #: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
 EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
@@ -91,13 +91,14 @@ SCHEDULE_OPTIONS = (("constant", 0), ("held", 20), ("held", 120), ("cut", 30), (
 
 
 def _sharpness_table(*tables) -> dict:
-    """``{(kind, k, seed): {step: eta lam}}`` over the Post-LN rows of the sharpness measurements
-    ``tables``; a step measured in more than one keeps the first table's value."""
+    """``{(kind, k, seed): {step: eta_s lam}}`` over the Post-LN rows of the sharpness measurements
+    ``tables``: what the run's step from that step faces, its own rate (the rows' ``rate``, over ``eta``)
+    times the full rate's product ``eta lam``; a step measured in more than one keeps the first table's value."""
     out = {}
     for rows in reversed(tables):
         for r in rows:
             if r["placement"] == "Post-LN":
-                out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["sharpness"]
+                out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["rate"] * r["sharpness"]
     return out
 
 
@@ -105,9 +106,9 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
                       threshold: float, stable: float, last: int = 10) -> dict:
     """Readout key -> text for one run: ``losses`` maps ``(kind, k)`` to losses ``(seeds, steps)``
     (:func:`~lnworked.stress.warmup_schedules.summarise`), ``sharpness`` maps ``(kind, k, seed)`` to
-    ``{step: eta lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
+    ``{step: eta_s lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from`; ``product-at-full`` = ``eta lam /
-    threshold`` at step ``s``; ``final-loss`` = the mean of the last ``last`` losses; ``learns`` =
+    threshold`` at step ``s``, where the rate is ``eta``; ``final-loss`` = the mean of the last ``last`` losses; ``learns`` =
     whether that is below ``stable`` nats."""
     from lnworked.explore import format_readout
     from lnworked.stress.deepnorm import final_loss
@@ -138,14 +139,14 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
 
 def unmeasured_text(offered, sharpness: dict, seeds, warm: int) -> str:
     """The schedules of ``offered`` whose product ``sharpness`` (keys ``(kind, k, seed)``) holds for no
-    seed, in words: the lower constant rates as one group, the rest by their labels (which hold commas),
-    joined by semicolons."""
+    seed, in words: the lower constant rates as one group, the rest by their labels in quotation marks
+    (the labels hold commas), joined by commas and a last "or" (read 139: semicolons read as garbled)."""
     missing = [s for s in offered if not any((*s, seed) in sharpness for seed in seeds)]
     if not missing:
         return "no run shown"
     words = (["the lower constant rates"] if any(kind == "reduced" for kind, _ in missing) else []) + \
-        [_label(s, warm) for s in missing if s[0] != "reduced"]
-    return "; ".join(words)
+        [f"“{_label(s, warm)}”" for s in missing if s[0] != "reduced"]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _product_curve(measured: dict | None, threshold: float, steps: int) -> list:
@@ -315,7 +316,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                 "view_box": f"0 0 520 {150 * len(panels) + 40}", "phone_view_box": f"0 0 340 {200 * len(panels) + 60}"}
 
     options = tuple((schedule_value(s), _label(s, warm)) for s in offered)
-    names = {"rate": "each step's rate over η", "product": "η times Adam's preconditioned sharpness over the "
+    names = {"rate": "each step's rate over η", "product": "each step's rate times Adam's preconditioned sharpness over the "
              f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
              f"on the first batch; a reading above {PRODUCT_TOP:g} drawn hollow on the top edge; not measured for "
              f"{unmeasured_text(offered, sharpness, seeds, warm)})",

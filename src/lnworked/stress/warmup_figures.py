@@ -481,18 +481,17 @@ def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOO
 
 
 def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
-    """Adam's preconditioned sharpness times the full rate, in units of ``threshold`` (log scale),
-    against the step, in stacked panels that share both axes: one line per run through the geometric
-    mean over seeds, each seed a small marker, and a ring on the line where the run's rate becomes the
-    full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a sequence of ``(label, steps (n,),
-    values (seeds, n), look, full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a
-    ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of
-    ``steps``) from which the rate is the full rate. Before ``full_from`` the run takes a smaller rate,
-    so what is drawn there is what the full rate *would* face: a thin, light line with small markers
-    and no seeds' markers;
-    from ``full_from`` on, a thick line with markers. ``full_from=None``: the values are what the run
-    itself faces at every step (no ring, drawn thick throughout). The threshold, 1 in these units, is
-    drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
+    """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
+    ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
+    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
+    the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
+    sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
+    products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
+    ``look`` a ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step
+    (one of ``steps``) from which the rate is the full rate, or ``None`` for no ring. Every point has
+    one meaning, what that run's step faced, so every line is drawn alike. The threshold, 1 in these
+    units, is drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps'
+    axis label."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -512,17 +511,12 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
                 raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its "
                                  "steps, or None")
             mean = np.exp(np.log(values).mean(axis=0))
-            start = 0 if full_from is None else steps.index(full_from)
-            if start:  # before the full rate: what it would face, thin and light, small hollow markers
-                ax.plot(steps[:start + 1], mean[:start + 1], linestyle=style, color=color, linewidth=1.2, alpha=0.5,
-                        marker=marker, markersize=5, markerfacecolor="white")
-            ax.plot(steps[start:], mean[start:], linestyle=style, color=color, linewidth=2.5, marker=marker,
-                    markersize=7, label=label)
+            ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7,
+                    label=label)
             for seed_values in values:
-                ax.plot(steps[start:], seed_values[start:], linestyle="none", marker=marker, markersize=4,
-                        color=color, alpha=0.45)
+                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
             if full_from is not None:
-                ax.plot([full_from], [mean[start]], "o", markersize=17, markerfacecolor="none",
+                ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
                         markeredgecolor=color, markeredgewidth=2)
         ax.set_yscale("log")
         # ticks at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so values near 1 can be read off
@@ -532,7 +526,7 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel, "η × sharpness / threshold")
+        _style(ax, title, xlabel, "rate × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
     return fig
