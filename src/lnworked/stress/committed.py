@@ -20,6 +20,7 @@ __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "c
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
            "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
+           "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
            "provenance_markdown"]
 
 
@@ -117,6 +118,16 @@ def committed_warmup_holds_more_seeds(folder=None):
     from lnworked.stress.warmup_schedules import read_schedule_csv
 
     return _read("warmup-holds-more-seeds.csv", "warmup-holds-more-seeds-provenance.json", folder, read_schedule_csv)
+
+
+def committed_warmup_schedules_more_seeds(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-schedules`` on eight more seeds,
+    10 to 17 (``warmup-schedules-more-seeds.csv``, the rows of :func:`committed_warmup_schedules`), or of
+    ``folder``'s: every schedule of the grid on the seeds of :func:`committed_warmup_holds_more_seeds`."""
+    from lnworked.stress.warmup_schedules import read_schedule_csv
+
+    return _read("warmup-schedules-more-seeds.csv", "warmup-schedules-more-seeds-provenance.json", folder,
+                 read_schedule_csv)
 
 
 def committed_warmup_reread(folder=None):
