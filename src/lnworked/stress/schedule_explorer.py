@@ -14,17 +14,18 @@
       (:func:`~lnworked.stress.warmup_schedules.schedule_rates`);
     * ``product``: ``eta_s lam / threshold``, what the run's step faces: its own rate ``eta_s`` times
       Adam's preconditioned sharpness ``lam`` in units of
-      :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was measured (the committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
+      :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was measured (the
+      committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
       ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1,
       up to :data:`PRODUCT_TOP`: a reading above it is drawn hollow on the top edge;
     * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
 
     Its table reads out, per run (:func:`schedule_readouts`), for ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from` the steps before the full rate: the loss
-    when the full rate arrives (after ``s`` updates), ``eta lam / threshold`` there (its rate is ``eta``), the final loss
-    (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and whether it is below
-    :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned. A schedule without the sharpness
-    measured, or that never reaches ``eta``, says so. Every run's curves are in the page, computed
+    when the full rate arrives (after ``s`` updates), ``eta lam / threshold`` there (its rate is
+    ``eta``), the final loss (:func:`~lnworked.stress.deepnorm.final_loss`, the mean of the last 10) and
+    whether it is below :data:`~lnworked.stress.sweep.STABLE_LOSS`, the task learned. A schedule
+    without the sharpness measured, or that never reaches ``eta``, says so. Every run's curves are in the page, computed
     ahead of time (``data-explorer="schedules"``).
 """
 
@@ -108,8 +109,8 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
     (:func:`~lnworked.stress.warmup_schedules.summarise`), ``sharpness`` maps ``(kind, k, seed)`` to
     ``{step: eta_s lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from`; ``product-at-full`` = ``eta lam /
-    threshold`` at step ``s``, where the rate is ``eta``; ``final-loss`` = the mean of the last ``last`` losses; ``learns`` =
-    whether that is below ``stable`` nats."""
+    threshold`` at step ``s``, where the rate is ``eta``; ``final-loss`` = the mean of the last
+    ``last`` losses; ``learns`` = whether that is below ``stable`` nats."""
     from lnworked.explore import format_readout
     from lnworked.stress.deepnorm import final_loss
     from lnworked.stress.warmup_schedules import full_rate_from
