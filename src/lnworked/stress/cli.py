@@ -22,8 +22,8 @@ from lnworked.validation import check_int
 
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
-           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_graft", "run_warmup_sharpness",
-           "run_warmup_arrival", "run_warmup_divisor_split", "run_warmup_reread", "provenance"]
+           "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_graft", "run_warmup_workable",
+           "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split", "run_warmup_reread", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -109,6 +109,10 @@ def register(subparsers) -> None:
     xiong.set_defaults(func=run_xiong)
     for name, summary, description, func in STORED_COMMANDS:
         _stored_run_arguments(sub.add_parser(name, help=summary, description=description), name, func)
+    workable = sub.choices["warmup-workable"]
+    workable.add_argument("--start", nargs=2, metavar=("KIND", "K"), default=["linear", "60"],
+                          help="the schedule trained before the constant rates (default: linear 60)")
+    workable.add_argument("--at", type=int, default=30, help="its steps before the constant rates (default: 30)")
 
 
 def _stored_run_arguments(parser, name: str, func) -> None:
@@ -426,6 +430,19 @@ def run_warmup_graft(args) -> int:
     return _run_stored(args, "warmup-graft", graft_rows, write_graft_csv)
 
 
+def run_warmup_workable(args) -> int:
+    from lnworked.stress.workable import check_workable, workable_rows, write_workable_csv
+
+    kind, k = args.start
+    try:
+        k = int(k)
+    except ValueError:
+        raise ValueError(f"start: K must be an integer, got {k!r}") from None
+    start, at, _ = check_workable((kind, k), args.at)
+    return _run_stored(args, "warmup-workable", lambda s: workable_rows(s, start, at), write_workable_csv,
+                       command=f"warmup-workable --start {kind} {k} --at {at}")
+
+
 def _step_progress(step: int) -> None:
     print(f"  measured step {step}", file=sys.stderr, flush=True)
 
@@ -532,6 +549,13 @@ STORED_COMMANDS = (
      " block's LayerNorms, or the embeddings and readout taken from the other hold's "
      "weights; writes warmup-graft.csv.",
      run_warmup_graft),
+    ("warmup-workable",
+     "which constant rates work from a schedule's weights part-way: eta/8 to eta from the "
+     "linear warmup's step 30",
+     "Post-LN trained under a schedule (default: the linear warmup to the full rate at step "
+     "60) for some steps (default: 30), then continued at the constant rates eta, eta/2, "
+     "eta/4 and eta/8 from its weights and Adam state; writes warmup-workable.csv.",
+     run_warmup_workable),
     ("warmup-sharpness",
      "Adam's preconditioned sharpness along Post-LN's rate schedules and Pre-LN's constant "
      "rate",

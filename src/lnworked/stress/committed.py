@@ -20,6 +20,7 @@ __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "c
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
            "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
+           "committed_warmup_workable",
            "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
            "provenance_markdown"]
 
@@ -184,6 +185,14 @@ def committed_warmup_graft(folder=None):
     from lnworked.stress.state_swap import read_graft_csv
 
     return _read("warmup-graft.csv", "warmup-graft-provenance.json", folder, read_graft_csv)
+
+
+def committed_warmup_workable(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-workable``
+    (``warmup-workable.csv``, :func:`~lnworked.stress.workable.read_workable_csv`'s rows), or of ``folder``'s."""
+    from lnworked.stress.workable import read_workable_csv
+
+    return _read("warmup-workable.csv", "warmup-workable-provenance.json", folder, read_workable_csv)
 
 
 def committed_deepnorm(folder=None):

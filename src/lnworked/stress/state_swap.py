@@ -85,10 +85,10 @@ def graft(base, donor, names) -> dict:
     return jax.tree_util.tree_map_with_path(pick, base, donor)
 
 
-def _arrive(seeds, pair, config):
-    """``{(schedule, seed): (weights, Adam state)}`` of Post-LN after each schedule's ``k`` steps below
-    the full rate, ``k``, and the article's batches."""
-    k = full_rate_from(pair[0])
+def _arrive(seeds, pair, config, at: int | None = None):
+    """``{(schedule, seed): (weights, Adam state)}`` of Post-LN after ``k`` steps of each schedule, ``k``,
+    and the article's batches: ``k = at``, or each schedule's steps below the full rate if ``at`` is None."""
+    k = full_rate_from(pair[0]) if at is None else at
     sources, targets = make_batches(config)
     runs = [(s, seed) for s in pair for seed in seeds]
     rates = np.stack([schedule_rates(s, config) for s, _ in runs]).astype(np.float32)
@@ -102,15 +102,17 @@ def _arrive(seeds, pair, config):
     return arrived, k, (sources, targets)
 
 
-def _continue(starts, k, batches, config) -> np.ndarray:
-    """The losses (runs, steps ``k + 1`` to the last) of Post-LN continued at the full rate from each
-    ``(weights, Adam state)`` of ``starts``."""
+def _continue(starts, k, batches, config, rates=None) -> np.ndarray:
+    """The losses (runs, steps ``k + 1`` to the last) of Post-LN continued from each ``(weights, Adam
+    state)`` of ``starts`` at a constant rate: ``rates[r]`` for run ``r``, or the full rate if ``rates``
+    is None."""
     sources, targets = batches
     device = jax.devices("cpu")[0]
     params, opt_state = _stack([w for w, _ in starts]), _stack([state for _, state in starts])
     left, n = config.steps - k, len(starts)
+    rates = np.full(n, config.learning_rate) if rates is None else np.asarray(rates, float)
     args = (params, opt_state, np.ones(n, bool), np.zeros(n, bool), sources[k:], targets[k:],
-            np.full((n, left), config.learning_rate, np.float32), np.ones(left, bool))
+            np.repeat(rates.astype(np.float32)[:, None], left, axis=1), np.ones(left, bool))
     with jax.default_device(device):
         compiled, _ = compile_program(make_chunk_fn(config, True), args, device)
         _, (losses, _) = compiled(*args)

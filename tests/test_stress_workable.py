@@ -1,0 +1,105 @@
+"""Which constant rates are workable from a schedule's weights part-way (:mod:`lnworked.stress.workable`): a
+small run continues a hold that is itself constant, the committed table is complete and agrees with the
+committed schedules where it must, and bad input is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lnworked.stress.config import StressConfig
+from lnworked.stress.workable import (DIVISORS, WORKABLE_AT, WORKABLE_START, check_workable, read_workable_csv,
+                                      workable_losses, workable_rows, write_workable_csv)
+
+
+def test_a_hold_continued_at_its_own_rate_is_the_hold_until_its_rate_changes(tmp_path):
+    """On a two-block model for 12 steps: ("quarter", 8) trained 4 steps and continued at eta/4 is
+    ("quarter", 8) itself over steps 5-8 (trained without a break by schedule_losses), and leaves it
+    once the hold's rate jumps to eta; every divisor's first loss (on the weights alone) is the same."""
+    from lnworked.stress.warmup_schedules import schedule_losses
+
+    config = StressConfig(layers=2, steps=12)
+    rows = workable_rows([3, 4], ("quarter", 8), 4, (1, 4), config)
+    assert len(rows) == 2 * 2 * 8
+    assert {(r["schedule"], r["k"], r["at"]) for r in rows} == {("quarter", 8, 4)}
+    seeds, steps, losses = workable_losses(rows)
+    assert seeds == [3, 4] and steps == list(range(5, 13)) and list(losses) == [1, 4]
+    whole = schedule_losses([("quarter", 8)], [3, 4], config)[("quarter", 8)]
+    assert np.allclose(losses[4][:, :4], whole[:, 4:8], rtol=1e-4)
+    assert np.abs(losses[4][:, 5:] - whole[:, 9:]).max() > 1e-3
+    assert np.allclose(losses[1][:, 0], losses[4][:, 0], rtol=1e-6)
+    assert np.abs(losses[1][:, 1:] - losses[4][:, 1:]).max() > 1e-3
+    write_workable_csv(rows, tmp_path / "workable.csv")
+    assert read_workable_csv(tmp_path / "workable.csv") == [{**r, "loss": pytest.approx(r["loss"], rel=1e-8)}
+                                                             for r in rows]
+
+
+def test_committed_workable_runs_are_complete_and_start_where_the_committed_warmup_is():
+    """Every (divisor, seed) of the committed table has steps at+1..180 once, finite losses, the row count
+    and configuration of its provenance; the first loss after the break (the weights alone) is the committed
+    linear warmup's at that step, trained another time."""
+    from lnworked.stress.committed import (committed_warmup_schedules, committed_warmup_schedules_more_seeds,
+                                           committed_warmup_workable)
+    from lnworked.stress.warmup_schedules import summarise
+
+    rows, about = committed_warmup_workable()
+    config = StressConfig()
+    assert about["rows"] == len(rows) and "warmup-workable" in about["command"]
+    assert about["config"] == config.as_dict()
+    assert {(r["schedule"], r["k"], r["at"]) for r in rows} == {(*WORKABLE_START, WORKABLE_AT)}
+    seeds, steps, losses = workable_losses(rows)
+    assert steps == list(range(WORKABLE_AT + 1, config.steps + 1)) and set(losses) == set(DIVISORS)
+    assert len(rows) == len(DIVISORS) * len(seeds) * len(steps) and {7, 8, 9} <= set(seeds)
+    assert all(np.isfinite(v).all() for v in losses.values())
+    schedules = summarise(committed_warmup_schedules()[0])
+    if not set(seeds) <= set(schedules[0]):
+        more = summarise(committed_warmup_schedules_more_seeds()[0])
+        schedules = (schedules[0] + more[0],
+                     {s: np.concatenate([schedules[1][s], more[1][s]]) for s in schedules[1]})
+    warmup = schedules[1][WORKABLE_START][[schedules[0].index(s) for s in seeds], WORKABLE_AT]
+    for d in DIVISORS:
+        assert np.allclose(losses[d][:, 0], warmup, rtol=1e-5), d
+
+
+@pytest.mark.parametrize("start, at, divisors, match", [
+    (("warm", 60), 30, DIVISORS, "^start: kind"),
+    ("linear", 30, DIVISORS, "^start: must be a schedule"),
+    (("linear", 0), 30, DIVISORS, "^start: "),
+    (("linear", 60), 0, DIVISORS, "^at: must be an integer from 1 to 179"),
+    (("linear", 60), 180, DIVISORS, "^at: must be an integer from 1 to 179"),
+    (("linear", 60), 61, DIVISORS, "^at: must be at most 60"),
+    (("constant", 0), 1, DIVISORS, "^at: must be at most 0"),
+    (("linear", 60), 30, (), "^divisors: must be a non-empty"),
+    (("linear", 60), 30, (2, 2), "^divisors: must be distinct"),
+    (("linear", 60), 30, (0, 2), "^divisors: must be an integer >= 1"),
+    (("linear", 60), 30, (-4,), "^divisors: must be an integer >= 1"),
+    (("linear", 60), 30, (1.5,), "^divisors: must be an integer >= 1"),
+])
+def test_bad_input_is_refused_naming_the_argument(start, at, divisors, match):
+    with pytest.raises(ValueError, match=match):
+        check_workable(start, at, divisors)
+    with pytest.raises(ValueError, match=match):
+        workable_rows([7], start, at, divisors)
+
+
+@pytest.mark.parametrize("seeds", [[], [7, 7], [-1]])
+def test_bad_seeds_are_refused(seeds):
+    with pytest.raises(ValueError, match="^seeds: "):
+        workable_rows(seeds)
+
+
+def test_a_reduced_rate_may_stop_at_any_step():
+    assert check_workable(("reduced", 2), 150) == (("reduced", 2), 150, DIVISORS)
+
+
+@pytest.mark.parametrize("args, word", [(["--at", "0"], "at"), (["--at", "61"], "at"),
+                                        (["--start", "warm", "60"], "start"), (["--start", "linear", "x"], "start"),
+                                        (["--seeds", "7", "7"], "seeds")])
+def test_the_command_refuses_bad_input_with_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, word):
+    from lnworked.cli import main
+
+    out = tmp_path / "out"
+    assert main(["stress", "warmup-workable", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and word in err and "Traceback" not in err
+    assert not out.exists()
