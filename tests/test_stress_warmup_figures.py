@@ -482,3 +482,42 @@ def test_one_logit_figure_draws_the_walk_it_names():
             assert f"half {move:g}" not in lines
     assert sum("half" in gid for gid in lines) == 1
     assert all(text.get_fontsize() >= FONT_390["legend"] for text in ax.texts if text.get_text())
+
+
+def _outcome_groups():
+    """Two groups over seeds (7, 8, 9): learned where the final loss is below 0.1, worked out by hand:
+    row a learns in seeds 7 and 9, row b in none, row c in all three."""
+    return [("first", [("a", np.array([0.05, 2.0, 0.01])), ("b", np.array([1.0, 0.1, 3.0]))]),
+            ("second", [("c", np.array([0.02, 0.03, 0.09]))])]
+
+
+def test_outcome_map_fills_exactly_the_cells_of_runs_that_learned():
+    from lnworked.stress.warmup_figures import outcome_map_figure
+
+    fig = outcome_map_figure(_outcome_groups(), (7, 8, 9), 0.1, split_after=7)
+    ax = fig.axes[0]
+    cells = {c.get_gid(): {tuple(p) for p in c.get_offsets().tolist()} for c in ax.collections}
+    # (column, row): a in columns 0 and 2, c in all three; a loss of exactly 0.1 is not below the mark
+    assert cells["learned"] == {(0, 0), (2, 0), (0, 2), (1, 2), (2, 2)}
+    assert cells["not-learned"] == {(1, 0), (0, 1), (1, 1), (2, 1)}
+    assert [t.get_text() for t in ax.texts if t.get_gid() == "count"] == ["2/3", "0/3", "3/3"]
+    assert [t.get_text() for t in ax.texts if t.get_gid() == "label"] == ["a", "b", "c"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["7", "8", "9"]
+    # one line between the two groups (below row b), one dashed line after seed 7
+    assert [ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == "-"] == [1.2]
+    assert [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == "--"] == [0.5]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(groups=[("g", [])]), "groups: every group"),
+    (dict(groups=[("g", [("a", np.ones(2))])]), "groups: 'a' needs one final loss per seed"),
+    (dict(threshold=0.0), "threshold: must be positive"),
+    (dict(split_after=9), "split_after: must be one of the seeds before the last"),
+])
+def test_outcome_map_rejects_bad_input_naming_the_argument(kwargs, message):
+    from lnworked.stress.warmup_figures import outcome_map_figure
+
+    args = dict(groups=_outcome_groups(), seeds=(7, 8, 9), threshold=0.1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        outcome_map_figure(**args)

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -477,6 +477,61 @@ def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOO
     bottom.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
     _style(bottom, "Post-LN's training loss", "step", "loss (nats)")
     _legend_below(fig, top)
+    return fig
+
+
+def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
+    """Which runs learn, seed by seed, on one grid: a row per schedule, a column per random seed, a
+    filled navy square where the run's final loss is below ``threshold`` (it learned the task) and an
+    open grey one where it is not, and on the right of each row how many of its seeds learned.
+    ``groups``: a sequence of ``(name, rows)``, ``rows`` a sequence of ``(label, finals (seeds,))``,
+    drawn top to bottom with a line between groups (``name`` is for the caller's text, not drawn).
+    ``seeds``: the random seeds, in the order of every ``finals``. ``split_after``: a seed after which
+    a dashed line parts the columns (e.g. the page's first seeds from further ones), or ``None``."""
+    groups = [(name, list(rows)) for name, rows in groups]
+    seeds = list(seeds)
+    if not groups or not all(rows for _, rows in groups):
+        raise ValueError("groups: every group needs at least one (label, finals)")
+    threshold = float(threshold)
+    if not threshold > 0:
+        raise ValueError(f"threshold: must be positive, got {threshold}")
+    if split_after is not None and split_after not in seeds[:-1]:
+        raise ValueError(f"split_after: must be one of the seeds before the last, got {split_after!r}")
+    rows = [row for _, rows in groups for row in rows]
+    for label, finals in rows:
+        if np.shape(finals) != (len(seeds),):
+            raise ValueError(f"groups: {label!r} needs one final loss per seed ({len(seeds)}), "
+                             f"got shape {np.shape(finals)}")
+    fig, ax = new_figure(WIDTH, 1.8 + 0.62 * len(rows))
+    learned = np.array([np.asarray(finals, float) < threshold for _, finals in rows])
+    y, x = np.indices(learned.shape)
+    ax.scatter(x[learned], y[learned], marker="s", s=170, color=PALETTE["navy"], gid="learned",
+               label=f"learned (final loss < {threshold:g} nats)")
+    ax.scatter(x[~learned], y[~learned], marker="s", s=170, facecolor="white", edgecolor=PALETTE["grey"],
+               linewidth=1.5, gid="not-learned", label="not learned")
+    # each row's label above its squares, so the squares get the figure's whole width; its count at the right
+    for i, ((label, _), row) in enumerate(zip(rows, learned)):
+        ax.text(-0.45, i - 0.5, label, va="center", ha="left", fontsize=FONT_390["tick"] - 1, color=PALETTE["text"],
+                gid="label", bbox=LABEL_BOX, zorder=5)
+        ax.text(len(seeds) - 0.3, i, f"{int(row.sum())}/{len(seeds)}", va="center", ha="left",
+                fontsize=FONT_390["tick"] - 1, color=PALETTE["text"], gid="count")
+    edges = np.cumsum([len(rows) for _, rows in groups])[:-1]
+    for edge in edges:
+        ax.axhline(edge - 0.8, color=PALETTE["text"], linewidth=1)
+    if split_after is not None:
+        ax.axvline(seeds.index(split_after) + 0.5, color=PALETTE["grey"], linewidth=1, linestyle="--")
+    ax.set_xticks(np.arange(len(seeds)), [str(s) for s in seeds])
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.set_yticks([])
+    ax.set_xlim(-0.6, len(seeds) + 1.2)
+    ax.set_ylim(len(rows) - 0.5, -0.85)
+    ax.grid(False)
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    _style(ax, "", "random seed", "")
+    ax.tick_params(axis="x", labelsize=FONT_390["tick"] - 2, length=0)
+    _legend_below(fig, ax)
     return fig
 
 
