@@ -61,7 +61,8 @@ def _layer_figure():
 def _first_update_figure():
     from lnworked.stress.warmup_figures import first_update_figure
 
-    rows = [dict(pre_norm=p, seed=s, layers=d, learning_rate=lr, relative=d * lr * s, delta_loss=-d * lr * s)
+    rows = [dict(pre_norm=p, seed=s, layers=d, learning_rate=lr, relative=d * lr * s, delta_loss=-d * lr * s,
+                 linear_delta_loss=-2 * d * lr * s)
             for p in (True, False) for s in (7, 8) for d in (1, 2, 4, 8) for lr in (2e-3, 2e-3 / 120)]
     return first_update_figure(rows, 2e-3, 2e-3 / 120)
 

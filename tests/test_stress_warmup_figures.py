@@ -27,7 +27,8 @@ def _first_update_rows():
                 for lr in (RATE, SMALL):
                     rows.append(dict(pre_norm=pre_norm, seed=seed, layers=layers, learning_rate=lr,
                                      relative=layers * (1 if pre_norm else 2) * (seed - 6) * lr,
-                                     delta_loss=-layers * lr * (seed - 6)))
+                                     delta_loss=-layers * lr * (seed - 6),
+                                     linear_delta_loss=-2 * layers * lr * (seed - 6) * (1 if pre_norm else seed - 5)))
     return rows
 
 
@@ -298,6 +299,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1),
     lambda: schedules_figure(_schedule_runs(), 64, 0.1),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
+    lambda: _outcome_map(),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()
@@ -306,6 +308,7 @@ def test_every_text_is_large_enough_for_a_phone(make):
     texts += [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
     texts += [t for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
               for t in legend.get_texts()]
+    texts += [t for ax in fig.axes for t in ax.texts]
     assert texts
     smallest = min(FONT_390.values())
     assert min(t.get_fontsize() for t in texts) >= smallest >= 14
@@ -521,3 +524,21 @@ def test_outcome_map_rejects_bad_input_naming_the_argument(kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         outcome_map_figure(**args)
+
+
+def _outcome_map():
+    from lnworked.stress.warmup_figures import outcome_map_figure
+
+    return outcome_map_figure(_outcome_groups(), (7, 8, 9), 0.1)
+
+
+def test_first_update_figure_draws_each_seeds_delivered_share_averaged_over_seeds():
+    # delta_loss / linear_delta_loss, by hand from _first_update_rows: Pre-LN 1/2 at every depth and seed;
+    # Post-LN 1 / (2 (seed - 5)), so 1/4 for seed 7 and 1/6 for seed 8, mean 5/24
+    fig = first_update_figure(_first_update_rows(), RATE, SMALL)
+    top = fig.axes[0]
+    lines = {ln.get_gid(): ln for ln in top.lines if ln.get_gid()}
+    for full in ("full", "first"):
+        assert np.allclose(lines[f"delivered-Pre-LN-{full}"].get_ydata(), [50, 50, 50])
+        assert np.allclose(lines[f"delivered-Post-LN-{full}"].get_ydata(), [100 * 5 / 24] * 3)
+        assert list(lines[f"delivered-Post-LN-{full}"].get_xdata()) == [1, 2, 4]

@@ -83,25 +83,29 @@ def _legend_below(fig, ax, ncols: int = 1):
 
 
 def first_update_figure(rows, rate: float, small_rate: float):
-    """Two stacked panels against depth: the loss change of the first update at ``rate`` and
-    ``small_rate`` (Delta loss, per placement), and the RMS change of the logits relative to their RMS.
-    The full rate is drawn with filled markers, the small one with open markers and a thinner line."""
+    """Two stacked panels against depth: top, the share of its promise the first update delivers at
+    ``rate`` and ``small_rate``, ``100 delta_loss / linear_delta_loss`` per seed (Delta loss over
+    <g, Delta theta>; 100%: all of it, 0: none), per placement; bottom, the RMS change of the logits
+    relative to their RMS. Mean over seeds as a line, their range as a band. The full rate is drawn
+    with filled markers, the small one with open markers and a thinner line."""
+    rows = [dict(r, delivered=100 * r["delta_loss"] / r["linear_delta_loss"]) for r in rows]
     fig, (top, bottom) = new_figure(WIDTH, 10.0, nrows=2)
     for pre_norm, (name, color, style, marker) in _LOOK.items():
         for lr, full in ((rate, True), (small_rate, False)):
             look = dict(marker=marker, color=color, linewidth=2.5 if full else 1.5, markersize=8,
                         markerfacecolor=color if full else "white", markeredgewidth=1.5,
                         label=f"{name}, {'full rate' if full else FIRST_RATE} {lr:.2g}")
-            for ax, key in ((top, "delta_loss"), (bottom, "relative")):
+            for ax, key in ((top, "delivered"), (bottom, "relative")):
                 d, mean, low, high = mean_over_seeds(rows, key, pre_norm, learning_rate=lr)
-                ax.plot(d, mean, style if full else ":", **look)
+                ax.plot(d, mean, style if full else ":", gid=f"{key}-{name}-{'full' if full else 'first'}", **look)
                 ax.fill_between(d, low, high, color=color, alpha=0.15 if full else 0.07)
-    top.axhline(0, color=PALETTE["text"], linewidth=0.8)
+    for level in (0, 100):
+        top.axhline(level, color=PALETTE["text"], linewidth=0.8)
     for ax in (top, bottom):
         ax.set_xscale("log", base=2)
         ax.set_xticks(d, [str(x) for x in d])
     bottom.set_yscale("log")
-    _style(top, "Loss change of the first update", "blocks L", "Δ loss (below 0: it helped)")
+    _style(top, "Share of its promise delivered", "blocks L", "delivered (%)")
     _style(bottom, "Change of the logits, relative", "blocks L", "RMS Δ logits / RMS logits")
     handles, labels = top.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=FONT_390["legend"], frameon=False)
@@ -511,10 +515,10 @@ def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
                linewidth=1.5, gid="not-learned", label="not learned")
     # each row's label above its squares, so the squares get the figure's whole width; its count at the right
     for i, ((label, _), row) in enumerate(zip(rows, learned)):
-        ax.text(-0.45, i - 0.5, label, va="center", ha="left", fontsize=FONT_390["tick"] - 1, color=PALETTE["text"],
+        ax.text(-0.45, i - 0.5, label, va="center", ha="left", fontsize=FONT_390["tick"], color=PALETTE["text"],
                 gid="label", bbox=LABEL_BOX, zorder=5)
         ax.text(len(seeds) - 0.3, i, f"{int(row.sum())}/{len(seeds)}", va="center", ha="left",
-                fontsize=FONT_390["tick"] - 1, color=PALETTE["text"], gid="count")
+                fontsize=FONT_390["tick"], color=PALETTE["text"], gid="count")
     edges = np.cumsum([len(rows) for _, rows in groups])[:-1]
     for edge in edges:
         ax.axhline(edge - 0.8, color=PALETTE["text"], linewidth=1)
@@ -530,7 +534,7 @@ def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
     for side in ("left", "bottom"):
         ax.spines[side].set_visible(False)
     _style(ax, "", "random seed", "")
-    ax.tick_params(axis="x", labelsize=FONT_390["tick"] - 2, length=0)
+    ax.tick_params(axis="x", labelsize=FONT_390["tick"], length=0)
     _legend_below(fig, ax)
     return fig
 
