@@ -154,3 +154,26 @@ def test_stored_holds_cover_their_grid_and_follow_the_lower_constant_rates_until
         assert np.abs(losses[:, k + 5:] - reduced[:, k + 5:]).max() > 0.5, (kind, k)
 
 
+
+
+def test_join_seeds_stacks_each_shared_schedule_in_the_order_of_the_seeds():
+    from lnworked.stress.warmup_schedules import join_seeds
+
+    first = ([7, 8], {("linear", 60): np.array([[1.0, 2.0], [3.0, 4.0]]), ("cut", 30): np.zeros((2, 2))})
+    more = ([10], {("linear", 60): np.array([[5.0, 6.0]])})
+    seeds, losses = join_seeds(first, more)
+    assert seeds == [7, 8, 10]
+    assert list(losses) == [("linear", 60)]  # the cut is not in the second summary
+    assert losses[("linear", 60)].tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+
+
+@pytest.mark.parametrize("summaries, match", [
+    ((), "^summaries: needs at least one"),
+    ((([7], {("linear", 60): np.ones((1, 2))}), ([7], {("linear", 60): np.ones((1, 2))})), "^summaries: a seed appears twice"),
+    ((([7], {("linear", 60): np.ones((1, 2))}), ([8], {("linear", 60): np.ones((1, 3))})), "^summaries: schedule"),
+])
+def test_join_seeds_rejects_bad_input_naming_the_argument(summaries, match):
+    from lnworked.stress.warmup_schedules import join_seeds
+
+    with pytest.raises(ValueError, match=match):
+        join_seeds(*summaries)

@@ -40,7 +40,7 @@ def test_committed_workable_runs_are_complete_and_start_where_the_committed_warm
     linear warmup's at that step, trained another time."""
     from lnworked.stress.committed import (committed_warmup_schedules, committed_warmup_schedules_more_seeds,
                                            committed_warmup_workable)
-    from lnworked.stress.warmup_schedules import summarise
+    from lnworked.stress.warmup_schedules import join_seeds, summarise
 
     rows, about = committed_warmup_workable()
     config = StressConfig()
@@ -51,11 +51,8 @@ def test_committed_workable_runs_are_complete_and_start_where_the_committed_warm
     assert steps == list(range(WORKABLE_AT + 1, config.steps + 1)) and set(losses) == set(DIVISORS)
     assert len(rows) == len(DIVISORS) * len(seeds) * len(steps) and {7, 8, 9} <= set(seeds)
     assert all(np.isfinite(v).all() for v in losses.values())
-    schedules = summarise(committed_warmup_schedules()[0])
-    if not set(seeds) <= set(schedules[0]):
-        more = summarise(committed_warmup_schedules_more_seeds()[0])
-        schedules = (schedules[0] + more[0],
-                     {s: np.concatenate([schedules[1][s], more[1][s]]) for s in schedules[1]})
+    schedules = join_seeds(summarise(committed_warmup_schedules()[0]),
+                           summarise(committed_warmup_schedules_more_seeds()[0]))
     warmup = schedules[1][WORKABLE_START][[schedules[0].index(s) for s in seeds], WORKABLE_AT]
     for d in DIVISORS:
         assert np.allclose(losses[d][:, 0], warmup, rtol=1e-5), d

@@ -37,7 +37,7 @@ from lnworked.stress.train import train_runs
 from lnworked.validation import check_int
 
 __all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
-           "write_schedule_csv", "read_schedule_csv", "summarise"]
+           "write_schedule_csv", "read_schedule_csv", "summarise", "join_seeds"]
 
 #: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
 #: ``("cut", k)``, ``("half", k)``, ``("quarter", k)``, ``("eighth", k)``.
@@ -170,4 +170,24 @@ def summarise(rows) -> tuple[list[int], dict[tuple[str, int], np.ndarray]]:
     for schedule, losses in out.items():
         if np.isinf(losses).any():
             raise ValueError(f"rows: schedule {schedule} lacks a seed or a step")
+    return seeds, out
+
+
+def join_seeds(*summaries) -> tuple[list[int], dict[tuple[str, int], np.ndarray]]:
+    """One :func:`summarise` result from several over different seeds (e.g. a first set of seeds and
+    further ones): ``(seeds, {(kind, k): losses (seeds, steps)})``, the seeds in the order given, each
+    schedule's losses stacked along the seeds, only the schedules that every summary holds.
+    ValueError (naming ``summaries``) if none is given, a seed repeats, or a schedule's steps differ."""
+    if not summaries:
+        raise ValueError("summaries: needs at least one (seeds, losses)")
+    seeds = [seed for part_seeds, _ in summaries for seed in part_seeds]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"summaries: a seed appears twice in {seeds}")
+    shared = [s for s in summaries[0][1] if all(s in losses for _, losses in summaries)]
+    out = {}
+    for schedule in shared:
+        parts = [np.asarray(losses[schedule]) for _, losses in summaries]
+        if len({p.shape[1] for p in parts}) != 1:
+            raise ValueError(f"summaries: schedule {schedule} has different numbers of steps")
+        out[schedule] = np.concatenate(parts, axis=0)
     return seeds, out
