@@ -154,8 +154,6 @@ def test_stored_holds_cover_their_grid_and_follow_the_lower_constant_rates_until
         assert np.abs(losses[:, k + 5:] - reduced[:, k + 5:]).max() > 0.5, (kind, k)
 
 
-
-
 def test_join_seeds_stacks_each_shared_schedule_in_the_order_of_the_seeds():
     from lnworked.stress.warmup_schedules import join_seeds
 
