@@ -1,4 +1,5 @@
-"""The sign test on seed counts against a brute-force count of every coin-flip outcome and SymPy."""
+"""The sign test on seed counts against a brute-force count of every coin-flip outcome and SymPy;
+the arrival table against runs sorted by hand."""
 
 from itertools import product
 
@@ -7,7 +8,7 @@ import pytest
 import sympy
 import sympy.stats
 
-from lnworked.stress.seed_counts import sign_test
+from lnworked.stress.seed_counts import arrival_outcomes, sign_test
 
 
 def brute_force_p(a, b):
@@ -53,3 +54,29 @@ def test_sign_test_is_symmetric_and_ignores_concordant_seeds():
 def test_sign_test_rejects_bad_input(first, second, message):
     with pytest.raises(ValueError, match=message):
         sign_test(first, second)
+
+
+def test_arrival_outcomes_sorts_runs_as_by_hand():
+    # threshold 38: 10 and 37.9 are below, 38 (at it) and 120 are above
+    products = [10.0, 37.9, 38.0, 120.0, 50.0]
+    learned = [True, False, True, False, False]
+    table = arrival_outcomes(products, learned, 38.0)
+    assert table == {(True, True): 1, (True, False): 1, (False, True): 1, (False, False): 2}
+
+
+def test_arrival_outcomes_puts_a_rule_that_holds_on_the_diagonal():
+    table = arrival_outcomes([1.0, 2.0, 50.0], [True, True, False], 38.0)
+    assert table[True, False] == 0 and table[False, True] == 0 and table[True, True] == 2
+
+
+@pytest.mark.parametrize("products,learned,threshold,name", [
+    ([], [], 38.0, "products"),
+    ([1.0, -2.0], [True, False], 38.0, "products"),
+    ([1.0, float("nan")], [True, False], 38.0, "products"),
+    ([1.0, 2.0], [True], 38.0, "learned"),
+    ([1.0, 2.0], [1, 0], 38.0, "learned"),
+    ([1.0, 2.0], [True, False], 0.0, "threshold"),
+])
+def test_arrival_outcomes_bad_input_names_the_argument(products, learned, threshold, name):
+    with pytest.raises(ValueError, match=name):
+        arrival_outcomes(products, learned, threshold)

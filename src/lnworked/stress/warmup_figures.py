@@ -199,7 +199,7 @@ def momentum_walk_figure(walks: dict):
                 markersize=7, label=label, gid=f"walk {ratio:g}")
     ax.axhline(1, color="0.5", linewidth=1, linestyle=":")
     ax.set_yscale("log")
-    _style(ax, "Momentum along one direction", "step s", "|θ_s| (start: 1)")
+    _style(ax, "Momentum along one direction", "step $s$", r"distance $|\theta_s|$ from the bottom")
     _legend_below(fig, ax)
     return fig
 
