@@ -300,6 +300,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: schedules_figure(_schedule_runs(), 64, 0.1),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
     lambda: _outcome_map(),
+    lambda: _arrival_scatter(),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()
@@ -542,3 +543,44 @@ def test_first_update_figure_draws_each_seeds_delivered_share_averaged_over_seed
         assert np.allclose(lines[f"delivered-Pre-LN-{full}"].get_ydata(), [50, 50, 50])
         assert np.allclose(lines[f"delivered-Post-LN-{full}"].get_ydata(), [100 * 5 / 24] * 3)
         assert list(lines[f"delivered-Post-LN-{full}"].get_xdata()) == [1, 2, 4]
+
+
+def _arrival_groups():
+    """Two groups, products in raw units (threshold 38): at the threshold's 0.5, 2 and 1 times."""
+    return [("warmups", np.array([19.0, 76.0]), np.array([0.05, 3.0]), ("navy", "o")),
+            ("holds", np.array([38.0]), np.array([0.2]), ("teal", "^"))]
+
+
+def _arrival_scatter():
+    from lnworked.stress.warmup_figures import arrival_scatter_figure
+
+    return arrival_scatter_figure(_arrival_groups(), 38.0, 0.1)
+
+
+def test_arrival_scatter_puts_each_run_at_its_product_over_the_threshold_and_its_final_loss():
+    fig = _arrival_scatter()
+    ax = fig.axes[0]
+    points = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections}
+    assert points == {"warmups": [[0.5, 0.05], [2.0, 3.0]], "holds": [[1.0, 0.2]]}
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    # the threshold (1 in these units) across, the mark of learning up
+    assert [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() != ":"] == [1.0]
+    assert [ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == ":"] == [0.1]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "warmups", "holds", "threshold (38)", "learned: below 0.1 nats"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(groups=[]), "groups: needs at least one"),
+    (dict(groups=[("g", np.ones(2), np.ones(3), ("k", "o"))]), "groups: 'g' needs as many"),
+    (dict(groups=[("g", -np.ones(2), np.ones(2), ("k", "o"))]), "groups: 'g' needs as many positive"),
+    (dict(threshold=0.0), "threshold: must be positive"),
+    (dict(learned_below=-1.0), "learned_below: must be positive"),
+])
+def test_arrival_scatter_rejects_bad_input_naming_the_argument(kwargs, message):
+    from lnworked.stress.warmup_figures import arrival_scatter_figure
+
+    args = dict(groups=_arrival_groups(), threshold=38.0, learned_below=0.1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        arrival_scatter_figure(**args)

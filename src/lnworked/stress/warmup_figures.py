@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -535,6 +535,41 @@ def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
         ax.spines[side].set_visible(False)
     _style(ax, "", "random seed", "")
     ax.tick_params(axis="x", labelsize=FONT_390["tick"], length=0)
+    _legend_below(fig, ax)
+    return fig
+
+
+def arrival_scatter_figure(groups, threshold: float, learned_below: float):
+    """Where each run's full rate arrives against how the run ends, one point per run: across, the
+    product ``eta lam`` at the full rate's arrival in units of ``threshold`` (log scale, dashed at 1);
+    up, the run's final loss (log scale, dotted at ``learned_below``, under which it learned).
+    ``groups``: a sequence of ``(label, products (n,), finals (n,), (colour, marker))``. If arriving
+    below the threshold decided, every point would sit bottom left or top right."""
+    groups = list(groups)
+    if not groups:
+        raise ValueError("groups: needs at least one (label, products, finals, look)")
+    threshold, learned_below = float(threshold), float(learned_below)
+    if not threshold > 0:
+        raise ValueError(f"threshold: must be positive, got {threshold}")
+    if not learned_below > 0:
+        raise ValueError(f"learned_below: must be positive, got {learned_below}")
+    fig, ax = new_figure(WIDTH, 6.4)
+    for label, products, finals, (color, marker) in groups:
+        x, y = np.asarray(products, float), np.asarray(finals, float)
+        if x.ndim != 1 or x.shape != y.shape or x.size == 0 or np.any(x <= 0) or np.any(y <= 0):
+            raise ValueError(f"groups: {label!r} needs as many positive products as positive final losses")
+        ax.scatter(x / threshold, y, marker=marker, s=60, color=color, edgecolor="white", linewidth=0.6,
+                   label=label, gid=label, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.axvline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2, label=f"threshold ({threshold:.0f})")
+    ax.axhline(learned_below, color=PALETTE["grey"], linestyle=":", linewidth=1.5,
+               label=f"learned: below {learned_below:g} nats")
+    _style(ax, "Arrival against outcome", "rate × sharpness / threshold", "final loss (nats)")
     _legend_below(fig, ax)
     return fig
 
