@@ -71,6 +71,14 @@ def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
             np.array([np.max(v) for v in values]))
 
 
+def _log_ticks(axis):
+    """Ticks of a log-scale ``axis`` at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so
+    values near 1 can be read off."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _legend(ax, **kw):
     ax.legend(fontsize=FONT_390["legend"], frameon=False, **kw)
 
@@ -563,9 +571,7 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
     ax.set_xscale("log")
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
-        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        axis.set_minor_formatter(NullFormatter())
+        _log_ticks(axis)
     ax.axvline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2, label=f"threshold ({threshold:.0f})")
     ax.axhline(learned_below, color=PALETTE["grey"], linestyle=":", linewidth=1.5,
                label=f"learned: below {learned_below:g} nats")
@@ -613,10 +619,7 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
                 ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
                         markeredgecolor=color, markeredgewidth=2)
         ax.set_yscale("log")
-        # ticks at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so values near 1 can be read off
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        _log_ticks(ax.yaxis)
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
