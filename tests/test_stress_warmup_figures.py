@@ -244,6 +244,21 @@ def test_momentum_walk_figure_draws_each_walks_size_on_a_log_axis():
         momentum_walk_figure({})
 
 
+def test_momentum_walk_figure_with_a_top_keeps_the_axis_and_names_the_walk_that_leaves_it():
+    from lnworked.stress.sharpness import adam_threshold, momentum_walk
+    walks = {r: momentum_walk(r * adam_threshold(0.9), 0.9, 100) for r in (0.8, 1.0, 1.2)}
+    fig = momentum_walk_figure(walks, top=1e4)
+    (ax,) = fig.axes
+    assert ax.get_ylim()[1] == 1e4
+    # the walk above the threshold grows past 1e4; the other two stay under it and keep their labels
+    assert np.abs(walks[1.2]).max() > 1e4 > max(np.abs(walks[0.8]).max(), np.abs(walks[1.0]).max())
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0.8 × the threshold", "at the threshold",
+                                                                  "1.2 × the threshold (past the top)"]
+    for bad in (1.0, 0.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="^top"):
+            momentum_walk_figure(walks, top=bad)
+
+
 def test_valley_figure_puts_each_walk_on_the_bowl_and_names_its_fate():
     """Plain gradient descent is Adam's momentum walk without momentum: theta_s = (1 - eta H)^s."""
     from lnworked.stress.sharpness import adam_threshold, momentum_walk

@@ -191,22 +191,30 @@ def one_logit_figure():
 WALK_LOOKS = ((PALETTE["blue"], "-", "o"), (PALETTE["text"], "--", "s"), (PALETTE["orange"], "-.", "D"))
 
 
-def momentum_walk_figure(walks: dict):
+def momentum_walk_figure(walks: dict, top: float | None = None):
     """``|theta_s|`` against the step ``s`` (log scale) for each walk of ``{ratio: thetas}``
     (:func:`~lnworked.stress.sharpness.momentum_walk` at ``eta lam`` = ratio times the threshold,
-    ``thetas`` from ``theta_0 = 1``), a dotted line at 1, where the walk started."""
+    ``thetas`` from ``theta_0 = 1``), a dotted line at 1, where the walk started. With ``top`` the
+    axis ends there, so that a walk that grows without bound does not squash the others; a walk
+    that passes it says so in its label."""
     if not walks:
         raise ValueError("walks: needs at least one {ratio: thetas}")
+    if top is not None and not (np.isfinite(top) and top > 1):
+        raise ValueError(f"top: must be a finite number above 1, where the walks start, got {top}")
     fig, ax = new_figure(WIDTH, 5.2)
     for i, (ratio, thetas) in enumerate(sorted(walks.items())):
         color, style, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
         size = np.abs(np.asarray(thetas, float))
         steps = np.arange(len(size))
         label = "at the threshold" if ratio == 1 else f"{ratio:g} × the threshold"
+        if top is not None and size.max() > top:
+            label += " (past the top)"
         ax.plot(steps, size, style, color=color, linewidth=2.5, marker=marker, markevery=max(1, len(size) // 6),
                 markersize=7, label=label, gid=f"walk {ratio:g}")
     ax.axhline(1, color="0.5", linewidth=1, linestyle=":")
     ax.set_yscale("log")
+    if top is not None:
+        ax.set_ylim(top=top)
     _style(ax, "Momentum along one direction", "step $s$", r"distance $|\theta_s|$ from the bottom")
     _legend_below(fig, ax)
     return fig
