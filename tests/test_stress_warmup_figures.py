@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, argument_figure, first_steps_figure,
+from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, workable_curve_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
                                             rate_rise_figure, schedules_figure, step_response_figure,
                                             valley_figure, warmup_schedule_figure)
@@ -316,6 +316,8 @@ def test_step_response_figure_rejects_no_rows():
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
     lambda: _outcome_map(),
     lambda: _arrival_scatter(),
+    lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}, top=3.0),
+    lambda: workable_curve_figure({0: [4, 4], 30: [2, 1]}, np.minimum(np.arange(61) / 60, 1), "the warmup"),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()
@@ -599,3 +601,23 @@ def test_arrival_scatter_rejects_bad_input_naming_the_argument(kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         arrival_scatter_figure(**args)
+
+
+def test_workable_curve_figure_puts_one_disc_per_chosen_rate_and_counts_the_seeds():
+    from lnworked.stress.warmup_figures import workable_curve_figure
+    rates = np.minimum(np.arange(61) / 60, 1)
+    best = {0: [4, 4, 4], 30: [2, 2, 1]}
+    fig = workable_curve_figure(best, rates, "the warmup")
+    (ax,) = fig.axes
+    discs = {c.get_gid(): c.get_offsets()[0].tolist() for c in ax.collections if c.get_gid()}
+    assert discs == {"best 0 4": [0, 0.25], "best 30 2": [30, 0.5], "best 30 1": [30, 1.0]}
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "2", "3"]
+    (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "warmup"]
+    assert np.allclose(line.get_ydata(), rates[1:]) and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["η", "η/2", "η/4", "η/8"]
+    with pytest.raises(ValueError, match="^best"):
+        workable_curve_figure({}, rates, "w")
+    with pytest.raises(ValueError, match="^best: divisors"):
+        workable_curve_figure({0: [16]}, rates, "w")
+    with pytest.raises(ValueError, match="^rates"):
+        workable_curve_figure(best, [0.5], "w")

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from lnworked.stress.config import StressConfig
-from lnworked.stress.workable import (DIVISORS, WORKABLE_AT, WORKABLE_START, check_workable, read_workable_csv,
-                                      workable_losses, workable_rows, write_workable_csv)
+from lnworked.stress.workable import (DIVISORS, WORKABLE_AT, WORKABLE_CURVE_AT, WORKABLE_START, best_divisors,
+                                      check_workable, read_workable_csv, workable_losses, workable_rows,
+                                      write_workable_csv)
 
 
 def test_a_hold_continued_at_its_own_rate_is_the_hold_until_its_rate_changes(tmp_path):
@@ -34,28 +35,34 @@ def test_a_hold_continued_at_its_own_rate_is_the_hold_until_its_rate_changes(tmp
                                                              for r in rows]
 
 
-def test_committed_workable_runs_are_complete_and_start_where_the_committed_warmup_is():
-    """Every (divisor, seed) of the committed table has steps at+1..180 once, finite losses, the row count
-    and configuration of its provenance; the first loss after the break (the weights alone) is the committed
-    linear warmup's at that step, trained another time."""
+@pytest.mark.parametrize("at", [WORKABLE_AT, *WORKABLE_CURVE_AT])
+def test_committed_workable_runs_are_complete_and_start_where_the_committed_warmup_is(at):
+    """Every (divisor, seed) of each committed table (one per step ``at``) has steps at+1..180 once, finite
+    losses, the row count, command and configuration of its provenance; the first loss after the break (the
+    weights alone) is the committed linear warmup's at that step, trained another time."""
     from lnworked.stress.committed import (committed_warmup_schedules, committed_warmup_schedules_more_seeds,
                                            committed_warmup_workable)
     from lnworked.stress.warmup_schedules import join_seeds, summarise
 
-    rows, about = committed_warmup_workable()
+    rows, about = committed_warmup_workable(at=at)
     config = StressConfig()
     assert about["rows"] == len(rows) and "warmup-workable" in about["command"]
+    assert f"--at {at} " in about["command"] or at == WORKABLE_AT
     assert about["config"] == config.as_dict()
-    assert {(r["schedule"], r["k"], r["at"]) for r in rows} == {(*WORKABLE_START, WORKABLE_AT)}
+    assert {(r["schedule"], r["k"], r["at"]) for r in rows} == {(*WORKABLE_START, at)}
     seeds, steps, losses = workable_losses(rows)
-    assert steps == list(range(WORKABLE_AT + 1, config.steps + 1)) and set(losses) == set(DIVISORS)
+    assert steps == list(range(at + 1, config.steps + 1)) and set(losses) == set(DIVISORS)
     assert len(rows) == len(DIVISORS) * len(seeds) * len(steps) and {7, 8, 9} <= set(seeds)
     assert all(np.isfinite(v).all() for v in losses.values())
     schedules = join_seeds(summarise(committed_warmup_schedules()[0]),
                            summarise(committed_warmup_schedules_more_seeds()[0]))
-    warmup = schedules[1][WORKABLE_START][[schedules[0].index(s) for s in seeds], WORKABLE_AT]
+    warmup = schedules[1][WORKABLE_START][[schedules[0].index(s) for s in seeds], at]
+    # trained by another program, the two copies differ by rounding only, which grows with the steps
+    # trained (about 1e-7 of the loss at step 30, 1e-4 at step 45); another schedule differs by far more
     for d in DIVISORS:
-        assert np.allclose(losses[d][:, 0], warmup, rtol=1e-5), d
+        assert np.allclose(losses[d][:, 0], warmup, rtol=1e-5 if at <= WORKABLE_AT else 1e-3), d
+    other = schedules[1][("constant", 0)][[schedules[0].index(s) for s in seeds], at]
+    assert np.abs(other / warmup - 1).max() > 1e-2
 
 
 @pytest.mark.parametrize("start, at, divisors, match", [
@@ -100,3 +107,27 @@ def test_the_command_refuses_bad_input_with_one_line_exit_2_and_writes_nothing(t
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and word in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_best_divisors_picks_each_seeds_lowest_final_loss():
+    finals = {1: np.array([3.0, 0.01, 2.0]), 2: np.array([0.5, 0.02, 0.9]), 4: np.array([0.7, 0.5, 0.8])}
+    assert best_divisors(finals).tolist() == [2, 1, 4]
+    # the order of the dictionary does not matter, only which divisor ends lowest
+    assert best_divisors(dict(reversed(finals.items()))).tolist() == [2, 1, 4]
+
+
+@pytest.mark.parametrize("finals, match", [
+    ({}, "^finals: needs"),
+    ({1: [1.0, 2.0], 2: [1.0]}, "^finals: every divisor"),
+    ({1: [1.0, float("nan")], 2: [1.0, 2.0]}, "^finals: holds a NaN"),
+])
+def test_best_divisors_refuses_bad_finals(finals, match):
+    with pytest.raises(ValueError, match=match):
+        best_divisors(finals)
+
+
+def test_committed_workable_refuses_a_step_it_does_not_store():
+    from lnworked.stress.committed import committed_warmup_workable
+
+    with pytest.raises(ValueError, match="^at: the committed runs stop at steps"):
+        committed_warmup_workable(at=11)

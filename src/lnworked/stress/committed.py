@@ -187,12 +187,18 @@ def committed_warmup_graft(folder=None):
     return _read("warmup-graft.csv", "warmup-graft-provenance.json", folder, read_graft_csv)
 
 
-def committed_warmup_workable(folder=None):
+def committed_warmup_workable(folder=None, at=None):
     """``(rows, provenance)`` of the committed ``lnworked stress warmup-workable``
-    (``warmup-workable.csv``, :func:`~lnworked.stress.workable.read_workable_csv`'s rows), or of ``folder``'s."""
-    from lnworked.stress.workable import read_workable_csv
+    (``warmup-workable.csv``, :func:`~lnworked.stress.workable.read_workable_csv`'s rows), or of ``folder``'s.
+    With ``at`` (one of :data:`~lnworked.stress.workable.WORKABLE_CURVE_AT`), the run of ``--at`` that step
+    instead, stored as ``warmup-workable-at<at>.csv``."""
+    from lnworked.stress.workable import WORKABLE_AT, WORKABLE_CURVE_AT, read_workable_csv
 
-    return _read("warmup-workable.csv", "warmup-workable-provenance.json", folder, read_workable_csv)
+    if at is None or at == WORKABLE_AT:
+        return _read("warmup-workable.csv", "warmup-workable-provenance.json", folder, read_workable_csv)
+    if at not in WORKABLE_CURVE_AT:
+        raise ValueError(f"at: the committed runs stop at steps {sorted({WORKABLE_AT, *WORKABLE_CURVE_AT})}, got {at!r}")
+    return _read(f"warmup-workable-at{at}.csv", f"warmup-workable-at{at}-provenance.json", folder, read_workable_csv)
 
 
 def committed_deepnorm(folder=None):

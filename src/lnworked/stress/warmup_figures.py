@@ -588,6 +588,46 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
     return fig
 
 
+def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8)):
+    """The best constant rate against the step it starts from: for each step ``s`` of ``best`` =
+    ``{s: divisors}`` (one divisor ``d*`` per seed, :func:`~lnworked.stress.workable.best_divisors` of the
+    runs continued from a warmup's weights at step ``s``), a disc at ``(s, 1/d*)`` for every divisor
+    some seed chose, sized by and labelled with how many seeds chose it; ``rates`` the warmup's own
+    rate over the full rate at each step ``0, 1, ...`` drawn as a line named ``label``. Log-2 rate
+    axis, ticked at the divisors chosen. A warmup whose line stays at or under the discs takes only
+    workable rates."""
+    best = {int(s): np.asarray(d, int) for s, d in best.items()}
+    if not best or any(d.ndim != 1 or d.size == 0 or np.any(d < 1) for d in best.values()):
+        raise ValueError("best: needs {step: one divisor >= 1 per seed}, at least one step")
+    rates = np.asarray(rates, float)
+    if rates.ndim != 1 or rates.size < 2 or np.any(rates < 0):
+        raise ValueError("rates: needs the warmup's rate over the full rate at steps 0, 1, ..., at least two")
+    fig, ax = new_figure(WIDTH, 5.2)
+    steps = np.arange(rates.size)
+    shown = rates > 0
+    ax.plot(steps[shown], rates[shown], "-", color=PALETTE["green"], linewidth=2.5, label=label, gid="warmup")
+    tried = sorted({int(d) for d in tried})
+    chosen = sorted({int(d) for ds in best.values() for d in ds})
+    if not set(chosen) <= set(tried):
+        raise ValueError(f"best: divisors {chosen} not all among tried {tried}")
+    for s, ds in sorted(best.items()):
+        for d in chosen:
+            n = int(np.sum(ds == d))
+            if n:
+                ax.scatter([s], [1 / d], s=60 + 30 * n, color=PALETTE["navy"], edgecolor="white", zorder=3,
+                           gid=f"best {s} {d}")
+                ax.annotate(str(n), (s, 1 / d), xytext=(9, 4), textcoords="offset points", fontsize=15,
+                            color=PALETTE["text"], bbox=LABEL_BOX)
+    ax.scatter([], [], s=90, color=PALETTE["navy"], label="best rate tried (number: random seeds)")
+    ax.set_yscale("log", base=2)
+    ax.set_yticks([1 / d for d in tried], ["η" if d == 1 else f"η/{d}" for d in tried])
+    ax.set_yticks([], minor=True)
+    ax.set_ylim(0.5 / max(tried), 1.6)
+    _style(ax, "The best constant rate moves", "step the rate starts from", "rate")
+    _legend_below(fig, ax)
+    return fig
+
+
 def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
     ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per

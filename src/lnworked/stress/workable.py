@@ -34,8 +34,8 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import SCHEDULES, full_rate_from, schedule_rates
 from lnworked.validation import check_int
 
-__all__ = ["WORKABLE_START", "WORKABLE_AT", "DIVISORS", "check_workable", "workable_rows", "workable_losses",
-           "write_workable_csv", "read_workable_csv"]
+__all__ = ["WORKABLE_START", "WORKABLE_AT", "WORKABLE_CURVE_AT", "DIVISORS", "check_workable", "workable_rows",
+           "workable_losses", "best_divisors", "write_workable_csv", "read_workable_csv"]
 
 #: The schedule the book stores this for: the linear warmup that reaches ``eta`` at step 60 ...
 WORKABLE_START = ("linear", 60)
@@ -43,6 +43,8 @@ WORKABLE_START = ("linear", 60)
 WORKABLE_AT = 30
 #: The constant rates ``eta / d`` each run continues at.
 DIVISORS = (1, 2, 4, 8)
+#: The other steps of the same warmup from which the book stores the runs, for the best rate against the step.
+WORKABLE_CURVE_AT = (10, 20, 45)
 
 
 def check_workable(start, at, divisors=DIVISORS, config: StressConfig | None = None):
@@ -115,6 +117,25 @@ def workable_losses(rows) -> tuple[list[int], list[int], dict[int, np.ndarray]]:
         if not mask.all():
             raise ValueError(f"rows: divisor {d} lacks a seed or a step")
     return seeds, steps, out
+
+
+def best_divisors(finals: dict) -> np.ndarray:
+    """Per seed, the divisor ``d*`` of the best constant rate ``eta / d*`` among those tried:
+
+        d*(seed) = argmin_d final_d(seed),
+
+    ``finals`` = ``{divisor: final losses, one per seed}`` (the same seeds in the same order). A rate
+    ``eta / d`` is workable from those weights, on this grid, when ``d >= d*``. ValueError (naming
+    ``finals``) if it is empty, the arrays differ in length or hold a NaN."""
+    if not finals:
+        raise ValueError("finals: needs at least one {divisor: final losses}")
+    divisors = list(finals)
+    if len({np.size(v) for v in finals.values()}) != 1:
+        raise ValueError("finals: every divisor needs one final loss per seed, the same seeds")
+    table = np.stack([np.ravel(np.asarray(finals[d], float)) for d in divisors])
+    if np.isnan(table).any():
+        raise ValueError("finals: holds a NaN")
+    return np.array(divisors)[np.argmin(table, axis=0)]
 
 
 FIELDS = ("schedule", "k", "at", "divisor", "seed", "step", "loss")
