@@ -102,6 +102,24 @@ def test_committed_split_diagonal_agrees_with_the_sharpness_table():
             assert r["sharpness"] == pytest.approx(table[(r["seed"], r["weights"])], rel=2e-2)
 
 
+def test_committed_pre_ln_split_is_complete_and_starts_where_the_sharpness_table_does():
+    """Pre-LN held small (--placement pre): every (seed, weights, divisors) pair; at step 0 nothing has
+    been trained, so its (0, 0) reading is the sharpness table's Pre-LN reading at step 0 (constant rate)."""
+    from lnworked.stress.committed import committed_warmup_divisor_split, committed_warmup_sharpness
+
+    rows, about = committed_warmup_divisor_split(placement="pre")
+    assert {(r["seed"], r["weights"], r["divisors"]) for r in rows} == \
+        {(s, a, b) for s in (7, 8, 9) for a in (0, 10, 120) for b in (0, 10, 120)}
+    assert about["rows"] == len(rows) and "warmup-divisor-split --placement pre" in about["command"]
+    table = {r["seed"]: r["sharpness"] for r in committed_warmup_sharpness()[0]
+             if r["placement"] == "Pre-LN" and r["step"] == 0}
+    for r in rows:
+        if r["weights"] == r["divisors"] == 0:
+            assert r["sharpness"] == pytest.approx(table[r["seed"]], rel=2e-2)
+    with pytest.raises(ValueError, match="^placement"):
+        committed_warmup_divisor_split(placement="Pre-LN")
+
+
 def test_committed_reread_measures_the_held_runs_largest_reading_and_the_one_before_it():
     """REREAD_STEPS are where warmup-arrival.csv holds the held run's largest reading (seed 9) and the
     reading before it; warmup-reread.csv has every (weights, divisors) pair of them for that seed,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lnworked.stress.committed import committed_seed_runs, committed_sweep, provenance_markdown
+from lnworked.stress.committed import committed_seed_runs, committed_sweep, provenance_markdown, provenance_table
 from lnworked.stress.config import StressConfig, default_runs
 from lnworked.stress.sweep import seed_runs
 from lnworked.stress.train import train
@@ -30,6 +30,22 @@ def test_provenance_markdown_lists_each_field_and_hides_the_output_folder():
     assert lines[1:4] == ["- device: `cpu:0 (cpu)`", "- seconds: `12.5`", "- runs: `2`"]
     assert lines[4] == "- versions: lnworked 0.1.0, jax 0.4.30" and len(lines) == 5
     assert "--out <folder>" in provenance_markdown({**about, "command": "x --out=/tmp/a"})
+
+
+def test_provenance_table_has_one_row_per_run_and_the_versions_once():
+    about = {"command": "lnworked stress seeds --seeds 7 8 --out /home/me/runs --device cpu",
+             "device": "cpu:0 (cpu)", "date": "2026-12-05T05:30:18+00:00", "seconds": 150.0,
+             "versions": {"lnworked": "0.1.0", "jax": "0.4.30"}}
+    lines = provenance_table([("the seeds", about), ("the sweep", {**about, "seconds": 30})]).splitlines()
+    assert lines[2] == "| the seeds | `lnworked stress seeds --seeds 7 8 --out <folder>` | cpu:0, 2026-12-05 | 2 |"
+    assert lines[3].startswith("| the sweep |") and lines[3].endswith("| < 1 |") and len(lines) == 6
+    assert lines[5] == "Versions: lnworked 0.1.0, jax 0.4.30."
+    other = {**about, "versions": {"lnworked": "0.1.0", "jax": "0.5.0"}}
+    tail = provenance_table([("a", about), ("b", other), ("c", about)]).splitlines()[-2:]
+    assert tail == ["- versions of a; c: lnworked 0.1.0, jax 0.4.30", "- versions of b: lnworked 0.1.0, jax 0.5.0"]
+    for bad in ([], [("a", {"command": "x"})]):
+        with pytest.raises(ValueError, match="^runs"):
+            provenance_table(bad)
 
 
 def test_provenance_markdown_refuses_a_dict_without_versions():

@@ -139,9 +139,17 @@ def test_rows_cover_every_run_seed_and_snapshot_and_round_trip(tmp_path):
     assert np.allclose([r["sharpness"] for r in back], [r["sharpness"] for r in rows], rtol=1e-7)
 
 
-def test_pre_ln_is_measured_at_the_constant_rate_only():
-    with pytest.raises(ValueError, match="^runs"):
-        run_rates((True, ("linear", 4)), TINY)
+def test_run_rates_are_the_schedules_rates_for_either_placement():
+    """Pre-LN held small (chapter 6's divisor split) takes the same rates as Post-LN held small."""
+    from lnworked.stress.warmup_schedules import schedule_rates
+
+    for schedule in (("constant", 0), ("held", 3), ("linear", 4)):
+        rates = schedule_rates(schedule, TINY)
+        assert np.array_equal(run_rates((True, schedule), TINY), rates)
+        assert np.array_equal(run_rates((False, schedule), TINY), rates)
+    assert run_rates((True, ("held", 3)), TINY)[0] < run_rates((True, ("constant", 0)), TINY)[0]
+    with pytest.raises(ValueError):
+        run_rates((True, ("warm", 4)), TINY)
 
 
 @pytest.mark.parametrize("snapshots", [(), (-1,), (6,)])

@@ -113,6 +113,9 @@ def register(subparsers) -> None:
     workable.add_argument("--start", nargs=2, metavar=("KIND", "K"), default=["linear", "60"],
                           help="the schedule trained before the constant rates (default: linear 60)")
     workable.add_argument("--at", type=int, default=30, help="its steps before the constant rates (default: 30)")
+    split = sub.choices["warmup-divisor-split"]
+    split.add_argument("--placement", choices=("post", "pre"), default="post",
+                       help="Post-LN (default) or Pre-LN, both with their first 120 steps held small")
 
 
 def _stored_run_arguments(parser, name: str, func) -> None:
@@ -467,8 +470,10 @@ def run_warmup_holds_arrival(args) -> int:
 def run_warmup_divisor_split(args) -> int:
     from lnworked.stress.arrival import divisor_split_rows, write_split_csv
 
-    return _run_stored(args, "warmup-divisor-split", lambda s: divisor_split_rows(s, steps=(0, 10, 120)),
-                       write_split_csv)
+    pre = args.placement == "pre"
+    return _run_stored(args, "warmup-divisor-split",
+                       lambda s: divisor_split_rows(s, run=(pre, ("held", 120)), steps=(0, 10, 120)),
+                       write_split_csv, command=f"warmup-divisor-split --placement {args.placement}")
 
 
 def run_warmup_reread(args) -> int:

@@ -22,7 +22,7 @@ __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "c
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
            "committed_warmup_workable",
            "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
-           "provenance_markdown"]
+           "provenance_markdown", "provenance_table"]
 
 
 def _data(name: str, folder):
@@ -164,12 +164,16 @@ def committed_warmup_holds_arrival(folder=None):
     return _read("warmup-holds-arrival.csv", "warmup-holds-arrival-provenance.json", folder, read_sharpness_csv)
 
 
-def committed_warmup_divisor_split(folder=None):
+def committed_warmup_divisor_split(folder=None, placement: str = "post"):
     """``(rows, provenance)`` of the committed ``lnworked stress warmup-divisor-split``
-    (``warmup-divisor-split.csv``), or of ``folder``'s."""
+    (``warmup-divisor-split.csv``), or of ``folder``'s; ``placement="pre"``: the same for Pre-LN
+    (``--placement pre``, stored as ``warmup-divisor-split-pre.csv``)."""
     from lnworked.stress.arrival import read_split_csv
 
-    return _read("warmup-divisor-split.csv", "warmup-divisor-split-provenance.json", folder, read_split_csv)
+    if placement not in ("post", "pre"):
+        raise ValueError(f"placement: must be 'post' or 'pre', got {placement!r}")
+    name = "warmup-divisor-split" + ("-pre" if placement == "pre" else "")
+    return _read(f"{name}.csv", f"{name}-provenance.json", folder, read_split_csv)
 
 
 def committed_warmup_swap(folder=None):
@@ -230,6 +234,36 @@ def committed_family(folder=None):
 
 
 PROVENANCE_KEYS = ("command", "device", "date", "seconds", "rows", "runs")
+
+
+def provenance_table(runs) -> str:
+    """Several provenance dicts as one Markdown table, for a page that reads many stored runs:
+    ``runs`` a sequence of ``(what, about)``, one row each (what the run is; its command, with
+    ``--out`` shown as ``<folder>`` and ``--device`` left out; where, when, and how long it took, in
+    minutes, "< 1" under one), then one line of library versions, or one per distinct set, naming its rows.
+    ValueError (naming ``runs``) if it is empty or an ``about`` lacks a ``versions`` mapping."""
+    runs = list(runs)
+    if not runs or any(not isinstance(about, dict) or not isinstance(about.get("versions"), dict)
+                       for _, about in runs):
+        raise ValueError("runs: needs (what, provenance dict with a 'versions' mapping) pairs, at least one")
+    lines = ["| stored run | command | computed on | minutes |", "|---|---|---|---:|"]
+    versions: dict[str, list[str]] = {}
+    for what, about in runs:
+        command = re.sub(r"--out(=|\s+)\S+", "--out <folder>", str(about.get("command", "")))
+        command = re.sub(r"\s*--device(=|\s+)\S+", "", command)
+        device = str(about.get("device", "")).split(" ")[0]
+        when = f"{device}, {str(about.get('date', ''))[:10]}".strip(", ")
+        seconds = float(about.get("seconds", "nan"))
+        minutes = "" if seconds != seconds else "< 1" if seconds < 60 else f"{seconds / 60:.0f}"
+        lines.append(f"| {what} | `{command}` | {when} | {minutes} |")
+        key = ", ".join(f"{k} {v}" for k, v in about["versions"].items())
+        versions.setdefault(key, []).append(what)
+    lines.append("")
+    if len(versions) == 1:
+        lines.append(f"Versions: {next(iter(versions))}.")
+    else:
+        lines += [f"- versions of {'; '.join(whats)}: {key}" for key, whats in versions.items()]
+    return "\n".join(lines)
 
 
 def provenance_markdown(about: dict) -> str:

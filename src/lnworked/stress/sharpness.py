@@ -151,12 +151,10 @@ def batched_sharpness_fns(config: StressConfig):
 
 
 def run_rates(run: tuple[bool, tuple[str, int]], config: StressConfig) -> np.ndarray:
-    """The rates of one run of :data:`RUNS`: Post-LN's schedule, or Pre-LN's (constant only)."""
-    pre_norm, schedule = run
-    if pre_norm:
-        if tuple(schedule) != ("constant", 0):
-            raise ValueError(f"runs: Pre-LN is measured at the constant rate only, got {schedule!r}")
-        return learning_rates(config.learning_rate, config.steps, 0)
+    """The rates of one run ``(pre_norm, schedule)`` of :data:`RUNS` (or of any schedule of
+    :func:`~lnworked.stress.warmup_schedules.schedule_rates`): the schedule's rates, the same for
+    either placement."""
+    _, schedule = run
     return schedule_rates(tuple(schedule), config)
 
 
