@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, workable_curve_figure, argument_figure, first_steps_figure,
+from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, workable_curve_figure, constant_rates_figure, argument_figure, first_steps_figure,
                                             first_update_figure, loss_along_update_figure,
                                             rate_rise_figure, schedules_figure, step_response_figure,
                                             valley_figure, warmup_schedule_figure)
@@ -318,6 +318,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: _arrival_scatter(),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}, top=3.0),
     lambda: workable_curve_figure({0: [4, 4], 30: [2, 1]}, np.minimum(np.arange(61) / 60, 1), "the warmup"),
+    lambda: constant_rates_figure({1: [3.0, 2.0], 2: [1.0, 1.2], 4: [0.8, 0.9], 8: [1.9, 2.0]}),
 ])
 def test_every_text_is_large_enough_for_a_phone(make):
     fig = make()
@@ -621,3 +622,19 @@ def test_workable_curve_figure_puts_one_disc_per_chosen_rate_and_counts_the_seed
         workable_curve_figure({0: [16]}, rates, "w")
     with pytest.raises(ValueError, match="^rates"):
         workable_curve_figure(best, [0.5], "w")
+
+
+def test_constant_rates_figure_draws_each_seed_and_rings_its_lowest_rate():
+    finals = {8: [1.9, 2.0, 1.8], 1: [3.0, 0.04, 2.5], 4: [0.8, 0.9, 0.7], 2: [1.0, 1.2, 0.6]}
+    fig = constant_rates_figure(finals)
+    (ax,) = fig.axes
+    lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
+    assert np.allclose(lines["seed 1"].get_xdata(), [1 / 8, 1 / 4, 1 / 2, 1])
+    assert np.allclose(lines["seed 1"].get_ydata(), [2.0, 0.9, 1.2, 0.04])
+    (best,) = [c for c in ax.collections if c.get_gid() == "best"]
+    assert np.allclose(best.get_offsets(), [[1 / 4, 0.8], [1, 0.04], [1 / 2, 0.6]])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["η/8", "η/4", "η/2", "η"]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    for bad in ({}, {1: [1.0], 2: [1.0, 2.0]}, {1: [0.0], 2: [1.0]}):
+        with pytest.raises(ValueError, match="^finals"):
+            constant_rates_figure(bad)

@@ -588,6 +588,37 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
     return fig
 
 
+def constant_rates_figure(finals: dict):
+    """Where each constant rate ends, seed by seed: ``finals`` = ``{divisor d: final losses, one per
+    seed}`` of runs at the constant rate ``eta / d`` from the same initial weights. One thin line per
+    seed across the rates (log-2 axis, ticked ``eta / d``), its lowest point ringed: the best constant
+    rate of that seed, up to which every rate is workable. Final loss on a log axis."""
+    if not finals:
+        raise ValueError("finals: needs at least one {divisor: final losses}")
+    divisors = sorted((int(d) for d in finals), reverse=True)  # the rates eta / d, lowest first
+    table = [np.ravel(np.asarray(finals[d], float)) for d in divisors]
+    if len({v.size for v in table}) != 1 or table[0].size == 0 or any(np.any(v <= 0) for v in table):
+        raise ValueError("finals: every divisor needs one positive final loss per seed, the same seeds")
+    table = np.stack(table)  # (divisors, seeds)
+    rates = np.array([1 / d for d in divisors])
+    fig, ax = new_figure(WIDTH, 5.2)
+    best = np.argmin(table, axis=0)
+    for seed in range(table.shape[1]):
+        ax.plot(rates, table[:, seed], "-", color=PALETTE["grey"], linewidth=1.2, marker="o", markersize=4,
+                gid=f"seed {seed}")
+    ax.scatter(rates[best], table[best, np.arange(table.shape[1])], s=110, facecolor="none",
+               edgecolor=PALETTE["navy"], linewidth=2, zorder=3, gid="best", label="each seed's best rate")
+    ax.plot([], [], "-", color=PALETTE["grey"], marker="o", markersize=4, label="one random seed")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(rates, ["η" if d == 1 else f"η/{d}" for d in divisors])
+    ax.set_xticks([], minor=True)
+    ax.set_yscale("log")
+    _log_ticks(ax.yaxis)
+    _style(ax, "Where each constant rate ends", "constant rate", "final loss (nats)")
+    _legend_below(fig, ax)
+    return fig
+
+
 def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8)):
     """The best constant rate against the step it starts from: for each step ``s`` of ``best`` =
     ``{s: divisors}`` (one divisor ``d*`` per seed, :func:`~lnworked.stress.workable.best_divisors` of the
