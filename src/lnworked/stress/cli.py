@@ -581,9 +581,9 @@ STORED_COMMANDS = (
     ("warmup-divisor-split",
      "The held run's preconditioned sharpness with the weights of one step and Adam's "
      "divisors of another",
-     "Post-LN with its first 120 steps held small: the full rate times the top eigenvalue "
-     "of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and divisors after b steps, for "
-     "a, b in 0, 10, 120; writes warmup-divisor-split.csv.",
+     "Post-LN (or, with --placement pre, Pre-LN) with its first 120 steps held small: the full "
+     "rate times the top eigenvalue of P_b^(-1/2) H_a P_b^(-1/2), weights after a steps and "
+     "divisors after b steps, for a, b in 0, 10, 120; writes warmup-divisor-split.csv.",
      run_warmup_divisor_split),
     ("warmup-reread",
      "the held run's largest preconditioned-sharpness reading, trained again and measured "

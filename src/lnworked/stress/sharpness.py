@@ -35,7 +35,6 @@ from jax.flatten_util import ravel_pytree
 from lnworked.stress.config import StressConfig
 from lnworked.stress.data import make_batches
 from lnworked.stress.first_update import check_seeds
-from lnworked.stress.optim import learning_rates
 from lnworked.stress.profiles import trained_snapshots
 from lnworked.stress.stacked import make_logits
 from lnworked.stress.step import make_loss
