@@ -236,6 +236,11 @@ def committed_family(folder=None):
 PROVENANCE_KEYS = ("command", "device", "date", "seconds", "rows", "runs")
 
 
+def _hide_folder(text: str) -> str:
+    """``text`` with the folder a command wrote to (``--out``), the computing machine's, shown as ``<folder>``."""
+    return re.sub(r"--out(=|\s+)\S+", "--out <folder>", text)
+
+
 def provenance_table(runs) -> str:
     """Several provenance dicts as one Markdown table, for a page that reads many stored runs:
     ``runs`` a sequence of ``(what, about)``, one row each (what the run is; its command, with
@@ -249,7 +254,7 @@ def provenance_table(runs) -> str:
     lines = ["| stored run | command | computed on | minutes |", "|---|---|---|---:|"]
     versions: dict[str, list[str]] = {}
     for what, about in runs:
-        command = re.sub(r"--out(=|\s+)\S+", "--out <folder>", str(about.get("command", "")))
+        command = _hide_folder(str(about.get("command", "")))
         command = re.sub(r"\s*--device(=|\s+)\S+", "", command)
         device = str(about.get("device", "")).split(" ")[0]
         when = f"{device}, {str(about.get('date', ''))[:10]}".strip(", ")
@@ -274,8 +279,7 @@ def provenance_markdown(about: dict) -> str:
     if not isinstance(about, dict) or not isinstance(about.get("versions"), dict):
         raise ValueError("about must be a provenance dict with a 'versions' mapping, "
                          f"as lnworked.stress.cli.provenance writes; got {type(about).__name__}")
-    shown = {key: re.sub(r"--out(=|\s+)\S+", "--out <folder>", str(about[key]))
-             for key in PROVENANCE_KEYS if key in about}
+    shown = {key: _hide_folder(str(about[key])) for key in PROVENANCE_KEYS if key in about}
     items = [f"- {key}: `{value}`" for key, value in shown.items()]
     items.append("- versions: " + ", ".join(f"{k} {v}" for k, v in about["versions"].items()))
     return "\n".join(items)
