@@ -3,7 +3,8 @@
 The built HTML (``book/_build/html``, or ``$LNWORKED_BOOK_HTML``) is served on 127.0.0.1
 (tests/browser_support.py). On the pages with wide tables, at 390 x 844 with every fold opened:
 the page does not scroll sideways, and every table either fits its box or is shown as cards
-(``book/_static/tables.js``), whose cells all lie on screen, each labelled with its column
+(``book/_static/tables.js``), whose cells all lie on screen; no table that stays a table squeezes a
+cell of eight words or more under 110 px; each labelled with its column
 header (math typeset), the table's roles kept; at 1280 px no table is turned into cards, and a
 table goes back to a table when the window widens; a wide DataFrame table (row headers in th
 cells) added later becomes cards too. The theme's "Back to top" pill never covers an explorer
@@ -91,6 +92,9 @@ return {
                        .map(c => c.textContent.trim().slice(0, 30)),
       clipped: cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.trim().slice(0, 30)),
       head: (t.tHead ? [...t.tHead.rows].pop().cells.length : 0),
+      // a cell of 8 words or more squeezed under 110 px: a word or two a line
+      crushed: cells.filter(c => c.textContent.trim().split(/\s+/).length >= 8 && c.getBoundingClientRect().width < 110)
+                    .map(c => c.textContent.trim().slice(0, 30)),
     };
   }),
 };
@@ -109,6 +113,7 @@ def test_phone_page_fits_and_every_table_fits_or_is_cards(browser, server, name)
         where = f"{name}, table {table['i']} ({table['width']} px in a {table['box']} px box)"
         if not table["cards"]:
             assert table["box_scroll"] <= table["box"] + 1, f"{where}: scrolls sideways inside its box"
+            assert not table["crushed"], f"{where}: text squeezed to a word or two a line: {table['crushed']}"
         assert not table["off_screen"], f"{where}: cells off screen: {table['off_screen']}"
         if table["cards"]:
             assert not table["clipped"], f"{where}: card cells cut off: {table['clipped']}"

@@ -1,7 +1,9 @@
 /* Wide tables as stacked cards on a phone (styles in tables.css).
  *
  * At a window of at most 600 px, a content table wider than its box would scroll sideways and
- * hide its columns past the right edge. Such a table gets the class "lnw-cards": each body row
+ * hide its columns past the right edge; one that fits only by squeezing a column of text to a
+ * word or two a line (a cell of CRUSHED_WORDS words or more in less than CRUSHED_PX) is hard to read
+ * too. Such a table gets the class "lnw-cards": each body row
  * is shown as a card, one "header: value" line per cell. Each cell gets data-label (its column
  * header's text) and a label element that clones the header's content, so math in a header
  * (MathJax) shows as math. The label is aria-hidden: screen readers keep the table's own
@@ -12,6 +14,8 @@
 (function () {
   "use strict";
   var NARROW = 600;
+  var CRUSHED_WORDS = 8;
+  var CRUSHED_PX = 110;
   var ROLES = { TABLE: "table", THEAD: "rowgroup", TBODY: "rowgroup", TFOOT: "rowgroup", TR: "row", TD: "cell" };
 
   function tables() {
@@ -77,6 +81,15 @@
     });
   }
 
+  /* A cell of many words squeezed into a narrow column: a word or two a line. */
+  function crushed(table) {
+    return Array.prototype.some.call(table.querySelectorAll("td, th"), function (cell) {
+      if (cell.closest("table") !== table) { return false; }
+      var words = cell.textContent.trim().split(/\s+/).length;
+      return words >= CRUSHED_WORDS && cell.getBoundingClientRect().width < CRUSHED_PX;
+    });
+  }
+
   function toTable(table) {
     table.classList.remove("lnw-cards");
     table.querySelectorAll(".lnw-card-label").forEach(function (span) { span.remove(); });
@@ -88,7 +101,9 @@
     tables().forEach(function (table) {
       if (table.classList.contains("lnw-cards")) { toTable(table); }
       var box = table.parentElement;
-      if (narrow && box && table.getBoundingClientRect().width > box.clientWidth + 1) { toCards(table); }
+      if (narrow && box && (table.getBoundingClientRect().width > box.clientWidth + 1 || crushed(table))) {
+        toCards(table);
+      }
     });
   }
 
