@@ -183,3 +183,29 @@ def test_chapter_6_schedule_explorer_draws_the_reading_above_its_top_hollow_on_t
     assert found["highest"] >= found["above"][0]["cy"] - 0.5, found  # nothing drawn above the top edge
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+NOTE_JS = """
+return [...arguments[0].querySelectorAll('svg.lnw-plot text.lnw-note')].map(t => t.textContent);
+"""
+
+
+def test_chapter_6_schedule_explorer_says_in_the_panel_which_run_has_no_measured_product(browser, server):
+    """Read 152: for a run whose sharpness was not measured the middle panel was simply empty. The panel now
+    says which run: none for the default pair (both measured), the solid run for a lower constant rate, both
+    when the dashed run is one too; the linear warmup to step 60, measured since, has readings."""
+    from selenium.webdriver.support.ui import Select
+
+    load(browser, server, "chapters/05_rate_threshold")
+    (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="schedules"]')
+    assert root.get_attribute("data-lnw-ready") == "1"
+    assert browser.execute_script(NOTE_JS, root) == []
+    choose = lambda name, value: Select(root.find_element(By.CSS_SELECTOR, f'select[name="{name}"]')).select_by_value(value)
+    choose("schedule", "reduced 4")
+    assert browser.execute_script(NOTE_JS, root) == ["not measured for the solid run"]
+    choose("other", "reduced 8")
+    assert browser.execute_script(NOTE_JS, root) == ["not measured for either run"]
+    choose("schedule", "linear 60")
+    assert browser.execute_script(NOTE_JS, root) == ["not measured for the dashed run"]
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

@@ -1,7 +1,8 @@
 """Chapter 6's explorer: two of Post-LN's stored schedule runs side by side (lnworked.stress.schedule_explorer).
 
 Every expected value is computed here from the committed CSVs (``warmup-schedules.csv``,
-``warmup-holds.csv``, ``warmup-sharpness.csv``, ``warmup-arrival.csv``, ``warmup-holds-arrival.csv``) read with the standard library's csv module, not through the library's
+``warmup-holds.csv``, ``warmup-sharpness.csv``, ``warmup-arrival.csv``, ``warmup-holds-arrival.csv``,
+``warmup-workable-sharpness.csv``) read with the standard library's csv module, not through the library's
 readers; the threshold is Adam's ``(2 + 2 b1) / (1 - b1)`` and each schedule's rate (the article's
 ``min(1, s / 120)`` warmup, held, cut or divided) are written out here."""
 
@@ -53,7 +54,8 @@ def products():
     the full rate's product; a step in both keeps the sharpness table's value (the one the section's
     figure draws)."""
     out: dict = {}
-    for name in ("warmup-holds-arrival.csv", "warmup-arrival.csv", "warmup-sharpness.csv"):
+    for name in ("warmup-workable-sharpness.csv", "warmup-holds-arrival.csv", "warmup-arrival.csv",
+                 "warmup-sharpness.csv"):
         for row in _csv(name):
             if row["placement"] == "Post-LN":
                 out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), {})[int(row["step"])] = \
@@ -83,7 +85,9 @@ def _by_hand(runs, products, value: str, seed: str) -> dict:
     before = BEFORE_FULL[(kind, int(k))]
     measured = products.get((value, seed))
     out["loss-at-full"] = None if before is None else format_readout(losses[before])  # loss after `before` updates
-    out["product-at-full"] = None if before is None or not measured else format_readout(measured[before])
+    out["product-at-full"] = (None if before is None or not measured or before not in measured
+                              else format_readout(measured[before]))
+    out["measured"] = bool(measured)
     return out
 
 
@@ -100,7 +104,8 @@ def _agrees(texts: dict, expected: dict, tag: str = "a") -> None:
     if expected["product-at-full"] is not None:
         assert texts["product-at-full"] == expected["product-at-full"]
     elif expected["loss-at-full"] is not None:
-        assert texts["product-at-full"] == "not measured for this schedule"
+        assert texts["product-at-full"] == ("not measured at that step" if expected["measured"]
+                                            else "not measured for this schedule")
 
 
 def test_full_rate_from_each_kind():
@@ -151,9 +156,9 @@ def test_readouts_agree_with_the_csvs_for_every_pair_of_runs(runs, products):
                 texts = spec.readouts({"schedule": a, "other": b, "seed": seed})
                 _agrees(texts, _by_hand(runs, products, a, seed), "a")
                 _agrees(texts, _by_hand(runs, products, b, seed), "b")
-    # the section's six schedules and the moderate holds have the sharpness measured, the cut at 90
-    # and the lower constant rates not
-    assert {v for v, _ in products} == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120",
+    # the section's six schedules, the moderate holds and the linear warmup to step 60 (before its full rate
+    # arrives) have the sharpness measured, the cut at 90 and the lower constant rates not
+    assert {v for v, _ in products} == {"constant 0", "held 20", "held 120", "cut 30", "cut 60", "linear 120", "linear 60",
                                         *(f"{kind} {k}" for kind in ("half", "quarter", "eighth") for k in (20, 60))}
 
 
@@ -284,7 +289,7 @@ def test_the_product_caption_names_exactly_the_runs_whose_product_was_not_measur
     from lnworked.stress.schedule_explorer import _label, unmeasured_text
 
     measured = {(r["kind"], int(r["k"])) for name in ("warmup-sharpness.csv", "warmup-arrival.csv",
-                                                       "warmup-holds-arrival.csv")
+                                                       "warmup-holds-arrival.csv", "warmup-workable-sharpness.csv")
                 for r in _csv(name) if r.get("placement", "Post-LN") == "Post-LN"}
     sharpness = {(kind, k, 7): {0: 1.0} for kind, k in measured}
     text = unmeasured_text(SCHEDULE_OPTIONS, sharpness, [7], WARM)

@@ -624,6 +624,24 @@ def test_workable_curve_figure_puts_one_disc_per_chosen_rate_and_counts_the_seed
         workable_curve_figure(best, [0.5], "w")
 
 
+def test_workable_curve_figure_draws_the_threshold_rate_per_seed_and_its_geometric_mean():
+    from lnworked.stress.warmup_figures import workable_curve_figure
+    rates = np.minimum(np.arange(61) / 60, 1)
+    ceiling = {0: [0.05, 0.2], 30: [2.0, 8.0]}
+    fig = workable_curve_figure({0: [4, 4], 30: [2, 1]}, rates, "the warmup", ceiling=ceiling)
+    (ax,) = fig.axes
+    seeds = {ln.get_gid(): sorted(ln.get_ydata()) for ln in ax.get_lines() if str(ln.get_gid()).startswith("ceiling")}
+    assert seeds == {"ceiling 0": [0.05, 0.2], "ceiling 30": [2.0, 8.0]}
+    (mean,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("rate at Adam's threshold")]
+    assert np.allclose(mean.get_xdata(), [-1.5, 28.5]) and np.allclose(mean.get_ydata(), [0.1, 4.0])
+    low, high = ax.get_ylim()
+    assert low < 0.05 and high > 8.0
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "8η" and "η" in labels and labels[-1] == "η/32"
+    with pytest.raises(ValueError, match="^ceiling"):
+        workable_curve_figure({0: [4]}, rates, "w", ceiling={0: [0.0]})
+
+
 def test_constant_rates_figure_draws_each_seed_and_rings_its_lowest_rate():
     finals = {8: [1.9, 2.0, 1.8], 1: [3.0, 0.04, 2.5], 4: [0.8, 0.9, 0.7], 2: [1.0, 1.2, 0.6]}
     fig = constant_rates_figure(finals)

@@ -131,3 +131,32 @@ def test_committed_workable_refuses_a_step_it_does_not_store():
 
     with pytest.raises(ValueError, match="^at: the committed runs stop at steps"):
         committed_warmup_workable(at=11)
+
+
+def test_committed_workable_curve_is_each_stored_step_s_lowest_final_loss_read_from_the_csv_rows():
+    """The curve's best divisor per seed, recomputed from the stored CSV rows by plain dictionaries (the
+    mean of each run's last 10 losses, the divisor with the lowest): at step 0 from the constant-rate
+    schedules, at the other steps from the runs continued from the warmup's weights."""
+    from lnworked.stress.committed import (committed_warmup_schedules, committed_warmup_schedules_more_seeds,
+                                           committed_warmup_workable)
+    from lnworked.stress.workable import committed_workable_curve
+
+    def lowest(rows, key):
+        runs = {}
+        for r in rows:
+            runs.setdefault((r["seed"], key(r)), []).append((r["step"], r["loss"]))
+        finals = {run: sum(loss for _, loss in sorted(steps)[-10:]) / 10 for run, steps in runs.items()}
+        seeds = sorted({seed for seed, _ in finals})
+        return seeds, [min((finals[(s, d)], d) for (seed, d) in finals if seed == s)[1] for s in seeds]
+
+    seeds, best = committed_workable_curve()
+    assert sorted(best) == [0, *sorted({WORKABLE_AT, *WORKABLE_CURVE_AT})]
+    constant = {("constant", 0): 1, **{("reduced", d): d for d in DIVISORS if d > 1}}
+    rows = [r for r in committed_warmup_schedules()[0] + committed_warmup_schedules_more_seeds()[0]
+            if (r["kind"], r["k"]) in constant]
+    assert lowest(rows, lambda r: constant[(r["kind"], r["k"])]) == (seeds, best[0].tolist())
+    for at in best:
+        if at:
+            assert lowest(committed_warmup_workable(at=at)[0], lambda r: r["divisor"]) == (seeds, best[at].tolist())
+    # the curve rises: no seed's best rate at a later stored step is below its rate from the initial weights
+    assert all(np.all(best[at] <= best[0]) for at in best)

@@ -223,6 +223,10 @@
         }
       });
     }
+    if (o.note) {   /* a line inside the panel, top left: e.g. which run has no values here */
+      node(svg, svg, "text", { x: f.left + 6, y: f.top + f.text + 4, "font-size": String(f.text), fill: "currentColor",
+        "class": "lnw-note" }, o.note);
+    }
     if (o.ref !== undefined && o.ref >= lo && o.ref <= hi) {
       node(svg, svg, "line", { x1: f.left, y1: y(o.ref), x2: f.right, y2: y(o.ref), stroke: "currentColor",
         "stroke-dasharray": "2 3", "class": "lnw-ref" });
@@ -374,6 +378,13 @@
   /* Chapter 6: two stored runs under rate schedules side by side (lnworked.stress.schedule_explorer), one
      seed: per panel each run's rate (data.rates), product (measured steps only: joined, with dots) or loss;
      the table's two columns read each run ("a-" and "b-" readouts). */
+  /* The product panel's note: which of the two runs has no measured product (none: no note). */
+  function unmeasuredNote(runs, data) {
+    var missing = runs.map(function (run) { return run.product.every(function (v) { return v === null; }); });
+    if (missing[0] && missing[1]) { return "not measured for either run"; }
+    if (missing[0] || missing[1]) { return "not measured for the " + (data.dash[missing[0] ? "a" : "b"] ? "dashed" : "solid") + " run"; }
+    return null;
+  }
   RENDER.schedules = function (root, data) {
     var seed = value(root, "seed");
     var picks = [["a", value(root, "schedule")], ["b", value(root, "other")]];
@@ -385,6 +396,7 @@
       return {
         xs: data.steps, log: p.log, nice: !p.log, yMin: p.y_min, yMax: p.y_max, xTicks: data.x_ticks, ref: p.ref,
         tickChars: 4, tickCount: p.tick_count, logEvery: p.log_every, xLabel: p.x_label, yLabel: p.y_label,
+        note: p.key === "product" ? unmeasuredNote(runs, data) : null,
         series: picks.map(function (pick, i) {
           var ys = p.key === "rate" ? data.rates[pick[1]] : runs[i][p.key];
           /* rates and losses belong to steps 1, 2, ...; the product to the weights after 0, 1, ... steps */

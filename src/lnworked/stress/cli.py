@@ -23,7 +23,7 @@ from lnworked.validation import check_int
 __all__ = ["register", "run_stress", "run_sweep", "run_seeds", "run_profiles", "run_xiong", "run_deepnorm",
            "run_first_step", "run_branch_scale", "run_family", "run_warmup_schedules", "run_warmup_holds",
            "run_warmup_holds_arrival", "run_warmup_swap", "run_warmup_graft", "run_warmup_workable",
-           "run_warmup_sharpness", "run_warmup_arrival", "run_warmup_divisor_split", "run_warmup_reread", "provenance"]
+           "run_warmup_sharpness", "run_warmup_workable_sharpness", "run_warmup_arrival", "run_warmup_divisor_split", "run_warmup_reread", "provenance"]
 
 _DEFAULT = StressConfig()
 
@@ -489,6 +489,15 @@ def run_warmup_sharpness(args) -> int:
                        write_sharpness_csv)
 
 
+def run_warmup_workable_sharpness(args) -> int:
+    from lnworked.stress.sharpness import WORKABLE_RUN, WORKABLE_SNAPSHOTS, sharpness_rows, write_sharpness_csv
+
+    return _run_stored(args, "warmup-workable-sharpness",
+                       lambda s: sharpness_rows(s, runs=(WORKABLE_RUN,), snapshots=WORKABLE_SNAPSHOTS,
+                                                progress=_step_progress),
+                       write_sharpness_csv)
+
+
 #: The commands that train or measure ahead of time and write one stored CSV (:func:`_run_stored`):
 #: ``(name, help, description, function)``.
 STORED_COMMANDS = (
@@ -570,6 +579,12 @@ STORED_COMMANDS = (
      " at step 30 or 60 and whole, and of Pre-LN at the constant rate; writes "
      "warmup-sharpness.csv.",
      run_warmup_sharpness),
+    ("warmup-workable-sharpness",
+     "Adam's preconditioned sharpness along the linear warmup to the full rate at step 60",
+     "As warmup-sharpness, for Post-LN under the linear warmup that reaches the full rate at "
+     "step 60, at steps 0, 10, 20, 30 and 45 (where warmup-workable tries constant rates "
+     "from its weights); writes warmup-workable-sharpness.csv.",
+     run_warmup_workable_sharpness),
     ("warmup-arrival",
      "Adam's preconditioned sharpness where each schedule's full rate arrives and in the "
      "steps after",

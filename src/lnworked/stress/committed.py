@@ -20,7 +20,7 @@ __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "c
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
            "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
-           "committed_warmup_workable",
+           "committed_warmup_workable", "committed_warmup_workable_sharpness",
            "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
            "provenance_markdown", "provenance_table"]
 
@@ -146,6 +146,15 @@ def committed_warmup_sharpness(folder=None):
     from lnworked.stress.sharpness import read_sharpness_csv
 
     return _read("warmup-sharpness.csv", "warmup-sharpness-provenance.json", folder, read_sharpness_csv)
+
+
+def committed_warmup_workable_sharpness(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-workable-sharpness``
+    (``warmup-workable-sharpness.csv``: the linear warmup to the full rate at step 60), or of ``folder``'s."""
+    from lnworked.stress.sharpness import read_sharpness_csv
+
+    return _read("warmup-workable-sharpness.csv", "warmup-workable-sharpness-provenance.json", folder,
+                 read_sharpness_csv)
 
 
 def committed_warmup_arrival(folder=None):

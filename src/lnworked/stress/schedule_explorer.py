@@ -16,7 +16,7 @@
       Adam's preconditioned sharpness ``lam`` in units of
       :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was measured (the
       committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
-      ``warmup-holds-arrival``; where two measured a step, the first), log scale, a dotted line at 1,
+      ``warmup-holds-arrival`` and ``warmup-workable-sharpness``; where two measured a step, the first), log scale, a dotted line at 1,
       up to :data:`PRODUCT_TOP`: a reading above it is drawn hollow on the top edge;
     * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
 
@@ -134,7 +134,7 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
     where = f"after {start} steps" if start else "at the initial weights"
     out["loss-at-full"] = f"{format_readout(run[start])} nats, {where}"
     out["product-at-full"] = (format_readout(measured[start] / threshold) if measured and start in measured
-                              else "not measured for this schedule")
+                              else "not measured at that step" if measured else "not measured for this schedule")
     return out
 
 
@@ -224,7 +224,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     from lnworked.explore import Choice, Series
     from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_holds,
                                            committed_warmup_holds_arrival, committed_warmup_schedules,
-                                           committed_warmup_sharpness)
+                                           committed_warmup_sharpness, committed_warmup_workable_sharpness)
     from lnworked.stress.loss_explorer import log_range
     from lnworked.stress.sharpness import adam_threshold
     from lnworked.stress.sweep import STABLE_LOSS
@@ -242,7 +242,8 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
         raise ValueError(f"folder: the holds' seeds {hold_seeds} differ from the schedules' {seeds}")
     losses = {**losses, **holds}
     sharpness = _sharpness_table(committed_warmup_sharpness(folder)[0], committed_warmup_arrival(folder)[0],
-                                 committed_warmup_holds_arrival(folder)[0])
+                                 committed_warmup_holds_arrival(folder)[0],
+                                 committed_warmup_workable_sharpness(folder)[0])
     threshold = adam_threshold(config.b1)
     offered = [s for s in SCHEDULE_OPTIONS if s in losses]
     if not offered:

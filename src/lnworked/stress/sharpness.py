@@ -42,7 +42,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import schedule_rates
 from lnworked.validation import check_int
 
-__all__ = ["RUNS", "SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns",
+__all__ = ["RUNS", "SNAPSHOTS", "WORKABLE_RUN", "WORKABLE_SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns",
            "batched_sharpness_fns", "run_rates",
            "sharpness_rows", "write_sharpness_csv", "read_sharpness_csv"]
 
@@ -52,6 +52,11 @@ RUNS = ((False, ("constant", 0)), (False, ("held", 120)), (False, ("cut", 30)), 
         (False, ("linear", 120)), (True, ("constant", 0)))
 #: The steps at which the runs are measured (0 = the initial weights).
 SNAPSHOTS = (0, 10, 30, 45, 60, 90, 120)
+#: The run measured against the best constant rates of :mod:`lnworked.stress.workable`: Post-LN under the
+#: linear warmup that reaches the full rate at step 60, at the initial weights and at the steps from
+#: which those rates were tried.
+WORKABLE_RUN = (False, ("linear", 60))
+WORKABLE_SNAPSHOTS = (0, 10, 20, 30, 45)
 
 
 def adam_threshold(b1: float) -> float:

@@ -619,14 +619,26 @@ def constant_rates_figure(finals: dict):
     return fig
 
 
-def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8)):
+def _rate_label(power: int) -> str:
+    """``2**power`` times the full rate, as the book writes it: η, 2η, η/4."""
+    if power == 0:
+        return "η"
+    return f"{2 ** power}η" if power > 0 else f"η/{2 ** -power}"
+
+
+def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8), ceiling: dict | None = None,
+                          title: str = "The best constant rate moves"):
     """The best constant rate against the step it starts from: for each step ``s`` of ``best`` =
     ``{s: divisors}`` (one divisor ``d*`` per seed, :func:`~lnworked.stress.workable.best_divisors` of the
     runs continued from a warmup's weights at step ``s``), a disc at ``(s, 1/d*)`` for every divisor
     some seed chose, sized by and labelled with how many seeds chose it; ``rates`` the warmup's own
     rate over the full rate at each step ``0, 1, ...`` drawn as a line named ``label``. Log-2 rate
     axis, ticked at the divisors chosen. A warmup whose line stays at or under the discs takes only
-    workable rates."""
+    workable rates. ``ceiling`` (optional) = ``{s: rates}``: each seed's rate at Adam's threshold from the
+    warmup's weights and divisors at step ``s`` (the threshold over the preconditioned sharpness, over the
+    full rate), drawn as small orange diamonds with a dashed line through their geometric means, just left of
+    their step (by 2.5 % of the warmup's length) so the discs do not hide them. ``title``:
+    the panel's title."""
     best = {int(s): np.asarray(d, int) for s, d in best.items()}
     if not best or any(d.ndim != 1 or d.size == 0 or np.any(d < 1) for d in best.values()):
         raise ValueError("best: needs {step: one divisor >= 1 per seed}, at least one step")
@@ -650,11 +662,32 @@ def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8)):
                 ax.annotate(str(n), (s, 1 / d), xytext=(9, 4), textcoords="offset points", fontsize=15,
                             color=PALETTE["text"], bbox=LABEL_BOX)
     ax.scatter([], [], s=90, color=PALETTE["navy"], label="best rate tried (number: random seeds)")
+    top = 1.6
+    if ceiling is not None:
+        ceiling = {int(s): np.asarray(r, float) for s, r in ceiling.items()}
+        if not ceiling or any(r.ndim != 1 or r.size == 0 or np.any(r <= 0) for r in ceiling.values()):
+            raise ValueError("ceiling: needs {step: one positive rate per seed}, at least one step")
+        at = sorted(ceiling)
+        shift = -0.025 * (rates.size - 1)  # just left of the step, clear of the discs and their counts
+        for s in at:
+            ax.plot([s + shift] * ceiling[s].size, ceiling[s], "D", color=PALETTE["orange"], markersize=6,
+                    alpha=0.6, zorder=4, gid=f"ceiling {s}")
+        means = [float(np.exp(np.log(ceiling[s]).mean())) for s in at]
+        ax.plot(np.array(at) + shift, means, "--", color=PALETTE["orange"], linewidth=2.5, marker="D",
+                markersize=8, zorder=4, label="rate at Adam's threshold (each seed; line: geometric mean)")
+        top = max(top, 1.6 * max(float(r.max()) for r in ceiling.values()))
+    bottom = 0.5 / max(tried)
+    if ceiling is not None:
+        bottom = min(bottom, 0.6 * min(float(r.min()) for r in ceiling.values()))
     ax.set_yscale("log", base=2)
-    ax.set_yticks([1 / d for d in tried], ["η" if d == 1 else f"η/{d}" for d in tried])
+    if ceiling is None:
+        powers = [-int(np.log2(d)) for d in tried if d & (d - 1) == 0]
+    else:
+        powers = range(int(np.floor(np.log2(top))), int(np.ceil(np.log2(bottom))) - 1, -1)
+    ax.set_yticks([2.0 ** k for k in powers], [_rate_label(k) for k in powers])
     ax.set_yticks([], minor=True)
-    ax.set_ylim(0.5 / max(tried), 1.6)
-    _style(ax, "The best constant rate moves", "step the rate starts from", "rate")
+    ax.set_ylim(bottom, top)
+    _style(ax, title, "step the rate starts from", "rate")
     _legend_below(fig, ax)
     return fig
 

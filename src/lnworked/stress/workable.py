@@ -35,7 +35,7 @@ from lnworked.stress.warmup_schedules import SCHEDULES, full_rate_from, schedule
 from lnworked.validation import check_int
 
 __all__ = ["WORKABLE_START", "WORKABLE_AT", "WORKABLE_CURVE_AT", "DIVISORS", "check_workable", "workable_rows",
-           "workable_losses", "best_divisors", "write_workable_csv", "read_workable_csv"]
+           "workable_losses", "best_divisors", "committed_workable_curve", "write_workable_csv", "read_workable_csv"]
 
 #: The schedule the book stores this for: the linear warmup that reaches ``eta`` at step 60 ...
 WORKABLE_START = ("linear", 60)
@@ -136,6 +136,30 @@ def best_divisors(finals: dict) -> np.ndarray:
     if np.isnan(table).any():
         raise ValueError("finals: holds a NaN")
     return np.array(divisors)[np.argmin(table, axis=0)]
+
+
+def committed_workable_curve() -> tuple[list[int], dict[int, np.ndarray]]:
+    """``(seeds, {s: d* per seed})``: the best constant rate ``eta / d*`` (:func:`best_divisors`) from the
+    stored weights of :data:`WORKABLE_START` after ``s`` steps, for ``s`` = 0 and the stored steps
+    (:data:`WORKABLE_AT`, :data:`WORKABLE_CURVE_AT`). At ``s = 0`` the runs are the stored schedules at the
+    constant rates ``eta / d`` from the initial weights (``warmup-schedules.csv`` and its more seeds'); at
+    the others, :func:`workable_rows`' stored runs. ValueError if the stored runs' seeds differ."""
+    from lnworked.stress.committed import (committed_warmup_schedules, committed_warmup_schedules_more_seeds,
+                                           committed_warmup_workable)
+    from lnworked.stress.deepnorm import final_loss
+    from lnworked.stress.warmup_schedules import join_seeds, summarise
+
+    seeds, losses = join_seeds(summarise(committed_warmup_schedules()[0]),
+                               summarise(committed_warmup_schedules_more_seeds()[0]))
+    runs = {d: ("constant", 0) if d == 1 else ("reduced", d) for d in DIVISORS}
+    best = {0: best_divisors({d: final_loss(losses[run]) for d, run in runs.items()})}
+    for at in sorted({WORKABLE_AT, *WORKABLE_CURVE_AT}):
+        rows = committed_warmup_workable(at=at)[0]
+        seeds_at, _, losses_at = workable_losses(rows)
+        if seeds_at != seeds or (rows[0]["schedule"], rows[0]["k"]) != WORKABLE_START:
+            raise ValueError(f"the stored runs from step {at} have seeds {seeds_at}, the schedules {seeds}")
+        best[at] = best_divisors({d: final_loss(v) for d, v in losses_at.items()})
+    return seeds, best
 
 
 FIELDS = ("schedule", "k", "at", "divisor", "seed", "step", "loss")
