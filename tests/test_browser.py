@@ -492,6 +492,35 @@ def _expected_residual(n, v) -> dict:
     return {"variance": _fmt(residual_variance(n, v)), "std": _fmt(residual_std(n, v))}
 
 
+def _expected_walk(b1: float, ratio: float) -> dict:
+    """The walk explorer's readouts by another route: the roots by numpy.roots of zeta^2 - c zeta + b1, the
+    walk by its two lines written out here; formatted as the explorer formats them."""
+    import numpy as np
+
+    top = (2 + 2 * b1) / (1 - b1)
+    eta_lam = ratio * top
+    roots = sorted(np.roots([1, -(1 + b1 - (1 - b1) * eta_lam), b1]).astype(complex), key=lambda z: -abs(z))
+    theta, m = 1.0, 0.0
+    for _ in range(100):
+        m = b1 * m + (1 - b1) * theta
+        theta -= eta_lam * m
+
+    def text(z):
+        return f"{z.real:.3g}" if abs(z.imag) < 1e-12 else \
+            f"{z.real:.3g} {'+' if z.imag > 0 else '−'} {abs(z.imag):.3g}i"
+
+    pair = abs(roots[0].imag) > 1e-12
+    if pair and roots[0].imag < 0:  # the explorer names the root of positive imaginary part first
+        roots = roots[::-1]
+    size = abs(roots[0])
+    return {"threshold": f"{top:.4g}", "eta-lam": f"{eta_lam:.4g}",
+            "roots": f"{text(roots[0])}, its conjugate" if pair else f"{text(roots[0])} and {text(roots[1])}",
+            "size": f"{size:.4f}", "last": f"{abs(theta):.3g}",
+            "verdict": ("settles: every overshoot is smaller than the last" if size < 1 - 1e-9 else
+                        "swings for ever at a fixed size" if size <= 1 + 1e-9 else
+                        "grows: every overshoot is larger than the last")}
+
+
 def _controls(driver, root) -> dict:
     return driver.execute_script("""
 const out = {};
@@ -506,6 +535,8 @@ def _expected(kind: str, c: dict) -> dict:
         return _expected_layer_norm(vector, float(c["gamma"]), float(c["beta"]), float(c["eps"]), c["sublayer"])
     if kind == "depth":
         return _expected_depth(float(c["post_factor"]), float(c["branch"]), int(c["depth"]))
+    if kind == "momentum-walk":
+        return _expected_walk(float(c["b1"]), float(c["ratio"]))
     return _expected_residual(int(c["n"]), float(c["branch_variance"]))
 
 
@@ -519,6 +550,9 @@ STEPS = {
     "depth": [("key", "depth", "RIGHT"), ("set", "depth", "96"), ("set", "post_factor", "0.8"),
               ("key", "post_factor", "RIGHT"), ("set", "branch", "0.1"), ("set", "post_factor", "1"),
               ("set", "depth", "1"), ("set", "post_factor", "0.5"), ("set", "depth", "128"), ("set", "branch", "-0.3")],
+    "momentum-walk": [("key", "ratio", "RIGHT"), ("set", "ratio", "1"), ("set", "ratio", "1.2"),
+                      ("choose", "b1", "0"), ("set", "ratio", "0.5"), ("choose", "b1", "0.99"),
+                      ("set", "ratio", "1.5"), ("choose", "b1", "0.5")],
     "residual": [("key", "n", "RIGHT"), ("set", "n", "100"), ("choose", "branch_variance", "4"),
                  ("set", "n", "1"), ("choose", "branch_variance", "0.25"), ("set", "n", "256")],
 }

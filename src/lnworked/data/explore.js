@@ -411,6 +411,17 @@
     });
   };
 
+  /* Chapter 6: Adam's momentum along one direction (lnworked.stress.walk_explorer), one cell per (b1, ratio
+     position): |theta_s| on a log axis, dotted at 1, and the readouts of that cell. */
+  RENDER["momentum-walk"] = function (root, data) {
+    var cell = data.cells[value(root, "b1") + "|" + at(root, "ratio")];
+    data.readouts.forEach(function (k, i) { readout(root, k, cell.readouts[i]); });
+    lineChart(root.querySelector("svg.lnw-plot"), {
+      xs: data.steps, log: true, yMin: data.y_min, yMax: data.y_max, xTicks: data.x_ticks, ref: 1,
+      series: [series(data, "walk", null, cell.walk)], xLabel: data.x_label, yLabel: data.y_label
+    });
+  };
+
   /* Chapter 6: the loss along AdamW's first step (lnworked.stress.first_step_explorer), one cell per
      (depth, seed, rate): each placement's loss change over t and its tangent, dashed as data.dash says,
      the readouts of the slider's position t and a marker there. */

@@ -48,7 +48,7 @@ __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "
 #: Readout keys of one run in :func:`schedule_explorer`, in table order.
 SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learns")
 #: The panels the explorer can draw, top to bottom: (key, y label, log scale?, share of the canvas's height).
-PANELS = (("rate", "rate / η", False, 0.24), ("product", "ηₛ·sharpness / threshold", True, 0.40),
+PANELS = (("rate", "rate / η", False, 0.24), ("product", "ηₛΛ / threshold", True, 0.40),
           ("loss", "loss (nats)", True, 0.36))
 #: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
 EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}

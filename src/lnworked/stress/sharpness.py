@@ -42,7 +42,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.warmup_schedules import schedule_rates
 from lnworked.validation import check_int
 
-__all__ = ["RUNS", "SNAPSHOTS", "WORKABLE_RUN", "WORKABLE_SNAPSHOTS", "adam_threshold", "momentum_walk", "lanczos_extremes", "make_sharpness_fns",
+__all__ = ["RUNS", "SNAPSHOTS", "WORKABLE_RUN", "WORKABLE_SNAPSHOTS", "adam_threshold", "momentum_walk", "momentum_roots", "lanczos_extremes", "make_sharpness_fns",
            "batched_sharpness_fns", "run_rates",
            "sharpness_rows", "write_sharpness_csv", "read_sharpness_csv"]
 
@@ -87,6 +87,23 @@ def momentum_walk(eta_lam: float, b1: float, steps: int) -> np.ndarray:
         theta = theta - eta_lam * m
         thetas.append(theta)
     return np.array(thetas)
+
+
+def momentum_roots(eta_lam: float, b1: float) -> np.ndarray:
+    """The two roots ``zeta`` of :func:`momentum_walk`'s characteristic equation,
+
+        zeta^2 - c zeta + b1 = 0,   c = 1 + b1 - (1 - b1) eta_lam,
+
+    as complex numbers, the one of larger size first. The walk is ``A zeta_1^s + A' zeta_2^s``: it
+    shrinks while both ``|zeta| < 1``; one root reaches ``-1`` at ``eta_lam`` = :func:`adam_threshold`."""
+    eta_lam = float(eta_lam)
+    if not np.isfinite(eta_lam) or eta_lam < 0:
+        raise ValueError(f"eta_lam: must be a finite number >= 0, got {eta_lam}")
+    adam_threshold(b1)  # checks b1
+    c = 1 + b1 - (1 - b1) * eta_lam
+    root = np.sqrt(complex(c * c - 4 * b1))
+    roots = np.array([(c + root) / 2, (c - root) / 2])
+    return roots[np.argsort(-np.abs(roots), kind="stable")]
 
 
 def lanczos_extremes(apply: Callable[[np.ndarray], np.ndarray], runs: int, dim: int, iterations: int = 16,
