@@ -674,7 +674,7 @@ def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8), cei
                     alpha=0.6, zorder=4, gid=f"ceiling {s}")
         means = [float(np.exp(np.log(ceiling[s]).mean())) for s in at]
         ax.plot(np.array(at) + shift, means, "--", color=PALETTE["orange"], linewidth=2.5, marker="D",
-                markersize=8, zorder=4, label="rate at Adam's threshold (each seed; line: geometric mean)")
+                markersize=8, zorder=4, label="rate at Adam's threshold")
         top = max(top, 1.6 * max(float(r.max()) for r in ceiling.values()))
     bottom = 0.5 / max(tried)
     if ceiling is not None:
