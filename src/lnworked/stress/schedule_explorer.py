@@ -76,9 +76,9 @@ def _label(schedule: tuple[str, int], warm: int) -> str:
     if kind == "held":
         return f"first {k} steps held small, then η"
     if kind == "cut":
-        return f"warmup, full rate η from step {k}"
+        return f"the article's warmup cut at step {k}, then η"
     if kind == "linear":
-        return f"the whole warmup, η from step {k}" if k == warm else f"a linear warmup reaching η at step {k}"
+        return f"the whole warmup, η from step {k}" if k == warm else f"the steep warmup, reaching η at step {k}"
     if kind in HOLD_DIVISORS:
         return f"first {k} steps at η/{HOLD_DIVISORS[kind]}, then η"
     return f"constant rate η/{k}, no warmup"
