@@ -277,3 +277,22 @@ def test_phone_display_maths_fits_its_box(browser, server, name):
     load(browser, server, name, *PHONE)
     wide = browser.execute_script(DISPLAY_MATH_JS)
     assert not wide, f"{name}: displayed maths wider than its box at {PHONE[0]} px: {wide}"
+
+
+SELECTS_JS = """
+return [...document.querySelectorAll('div.lnw-explorer')].flatMap(root => {
+  const box = root.getBoundingClientRect();
+  return [...root.querySelectorAll('select')].map(s => ({name: s.name, right: s.getBoundingClientRect().right,
+                                                         box: box.right}));
+});
+"""
+
+
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_rate_threshold"])
+def test_phone_explorer_selects_stay_inside_their_explorer(browser, server, name):
+    """Reads 156, 157: at 390 px the run explorers' dropdowns (long schedule names) stuck out past their box."""
+    load(browser, server, name, *PHONE, open_folds=False)
+    selects = browser.execute_script(SELECTS_JS)
+    assert selects, f"{name}: no explorer select found"
+    out = [s["name"] for s in selects if s["right"] > s["box"] + 1]
+    assert not out, f"{name}: selects past their explorer's right edge at {PHONE[0]} px: {out}"

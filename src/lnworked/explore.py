@@ -830,7 +830,7 @@ _STYLE = """<style>
 .lnw-explorer .lnw-controls{display:flex;flex-wrap:wrap;gap:.4em 1.4em;align-items:center;margin-bottom:.4em}
 .lnw-explorer .lnw-controls label{white-space:nowrap}
 .lnw-explorer .lnw-controls input[type=range]{vertical-align:middle;width:11em}
-@media (max-width:480px){.lnw-explorer .lnw-controls label{white-space:normal}.lnw-explorer .lnw-controls input[type=range]{width:9em}}
+@media (max-width:480px){.lnw-explorer .lnw-controls label{white-space:normal;max-width:100%}.lnw-explorer .lnw-controls input[type=range]{width:9em}.lnw-explorer .lnw-controls select{max-width:100%}}
 .lnw-explorer svg.lnw-plot{display:block;width:100%;max-width:560px;height:auto;color:inherit}
 .lnw-explorer table.lnw-table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}
 .lnw-explorer table.lnw-table th,.lnw-explorer table.lnw-table td{padding:.15em .6em;text-align:right;border-bottom:1px solid rgba(128,128,128,.3)}
