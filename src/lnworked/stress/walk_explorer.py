@@ -62,11 +62,6 @@ def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
             "last": f"{last:.3g}", "verdict": verdict}
 
 
-def _ratios() -> tuple:
-    count = round((RATIO_HI - RATIO_LO) / RATIO_STEP)
-    return tuple(round(RATIO_LO + i * RATIO_STEP, 12) for i in range(count + 1))
-
-
 def _sizes(b1: float, ratio: float) -> list:
     """``|theta_s|``, ``s = 0 .. WALK_STEPS``, 4 significant digits; ``None`` outside the plot's range."""
     walk = np.abs(momentum_walk(ratio * adam_threshold(b1), b1, WALK_STEPS))
@@ -83,7 +78,9 @@ def walk_explorer_spec():
     from lnworked.explore import Choice, Explorer, Series, Slider, _key, _readout
     from lnworked.style import PALETTE
 
-    ratios = _ratios()
+    slider = Slider("ratio", "ηΛ / threshold", RATIO_LO, RATIO_HI, RATIO_STEP, 0.8,
+                    echo=lambda r: f"{float(r):.2f} × threshold")
+    ratios = slider.values
 
     def readouts(values):
         return walk_readouts(float(values["b1"]), float(values["ratio"]))
@@ -124,8 +121,7 @@ def walk_explorer_spec():
                  f"settles (below 1), swings (1) or grows (above 1)."),
         aria="A line of the walk's size over the steps, log scale, for the chosen momentum and rate",
         controls=(Choice("b1", "momentum β₁", tuple((b, _B1_TEXT.get(b, _key(b))) for b in WALK_B1), 0.9),
-                  Slider("ratio", "ηΛ / threshold", RATIO_LO, RATIO_HI, RATIO_STEP, 0.8,
-                         echo=lambda r: f"{float(r):.2f} × threshold")),
+                  slider),
         series=(Series("walk", "|θₛ|", PALETTE["navy"]),),
         readouts=readouts,
         grid=grid,
