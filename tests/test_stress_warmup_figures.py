@@ -656,3 +656,41 @@ def test_constant_rates_figure_draws_each_seed_and_rings_its_lowest_rate():
     for bad in ({}, {1: [1.0], 2: [1.0, 2.0]}, {1: [0.0], 2: [1.0]}):
         with pytest.raises(ValueError, match="^finals"):
             constant_rates_figure(bad)
+
+
+def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_styled_by_how_many_learn():
+    from lnworked.stress.warmup_figures import schedules_over_workable_figure
+    hold = np.r_[np.full(10, 0.125), np.ones(30)]  # eta/8 for 10 steps, then eta
+    rise = np.minimum(np.arange(1, 41) / 20, 1)  # linear, first at eta after 19 steps
+    low = np.full(40, 0.01)  # never reaches eta: drawn whole
+    panels = [("holds", [("hold", hold, 5), ("rise", rise, 2)]), ("low", [("low", low, 0)])]
+    fig = schedules_over_workable_figure({0: [4, 4, 2], 10: [2, 2, 2]}, panels, total=6, after=3)
+    top, bottom = fig.axes[:2]
+    lines = {ln.get_gid(): ln for ax in (top, bottom) for ln in ax.get_lines() if ln.get_gid()}
+    # up to 3 steps past the first step at eta: index 10 for the hold (14 points), 19 for the rise (23 points)
+    assert np.allclose(lines["schedule hold"].get_ydata(), hold[:14])
+    assert np.allclose(lines["schedule rise"].get_ydata(), rise[:23])
+    assert np.allclose(lines["schedule low"].get_ydata(), low) and lines["schedule low"].get_xdata()[-1] == 39
+    # solid where most of the 6 learn (5), dash-dot where some (2), dashed where none (0)
+    assert [lines[f"schedule {k}"].get_linestyle() for k in ("hold", "rise", "low")] == ["-", "-.", "--"]
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["best constant rate", "hold: 5/6", "rise: 2/6"]
+    discs = {c.get_gid(): (c.get_offsets()[0].tolist(), float(c.get_sizes()[0]))
+             for c in top.collections if c.get_gid()}
+    # one disc per step and chosen divisor, sized 40 + 25 per seed that chose it
+    assert discs == {"best 0 4": ([0, 0.25], 90.0), "best 0 2": ([0, 0.5], 65.0), "best 10 2": ([10, 0.5], 115.0)}
+    assert top.get_yscale() == "log" and top.get_ylim()[0] < 0.01 < 1 < top.get_ylim()[1]
+    for bad, message in ((dict(panels=[("p", [])]), "^panels"), (dict(total=0), "^total"),
+                         (dict(best={}), "^best"), (dict(panels=[("p", [("x", hold, 7)])]), "^panels: 'x'"),
+                         (dict(panels=[("p", [("x", -hold, 1)])]), "^panels: 'x'")):
+        args = dict(best={0: [4]}, panels=panels, total=6)
+        args.update(bad)
+        with pytest.raises(ValueError, match=message):
+            schedules_over_workable_figure(**args)
+
+
+def test_rate_name_writes_a_multiple_of_the_full_rate_as_the_book_does():
+    from lnworked.stress.warmup_figures import rate_name
+    assert [rate_name(r) for r in (1, 4, 0.25, 1 / 120, 1.5)] == ["η", "4η", "η/4", "η/120", "1.5η"]
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="^ratio"):
+            rate_name(bad)

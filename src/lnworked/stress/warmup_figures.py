@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "schedules_over_workable_figure", "rate_name", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -619,11 +619,19 @@ def constant_rates_figure(finals: dict):
     return fig
 
 
+def rate_name(ratio: float) -> str:
+    """A rate of ``ratio`` times the full rate, as the book writes it: η, 4η, η/4 (``:g`` format)."""
+    ratio = float(ratio)
+    if not ratio > 0:
+        raise ValueError(f"ratio: must be positive, got {ratio}")
+    if ratio == 1:
+        return "η"
+    return f"{ratio:g}η" if ratio > 1 else f"η/{1 / ratio:g}"
+
+
 def _rate_label(power: int) -> str:
     """``2**power`` times the full rate, as the book writes it: η, 2η, η/4."""
-    if power == 0:
-        return "η"
-    return f"{2 ** power}η" if power > 0 else f"η/{2 ** -power}"
+    return rate_name(2.0 ** power)
 
 
 def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8), ceiling: dict | None = None,
@@ -689,6 +697,69 @@ def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8), cei
     ax.set_ylim(bottom, top)
     _style(ax, title, "step the rate starts from", "rate")
     _legend_below(fig, ax)
+    return fig
+
+
+#: Colours of the schedules in one panel of :func:`schedules_over_workable_figure`, in order.
+OVER_WORKABLE_COLOURS = ("navy", "teal", "orange", "post", "brown")
+
+
+def _schedule_style(learned: int, total: int) -> str:
+    """Solid where most seeds learn, dashed where none does, dash-dot in between."""
+    return "-" if 2 * learned > total else ("--" if learned == 0 else "-.")
+
+
+def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 6):
+    """Each schedule's rate beside the best constant rate, in stacked panels that share both axes.
+
+    ``best`` = ``{s: divisors}`` as in :func:`workable_curve_figure`: grey discs at ``(s, 1/d*)``, sized by
+    how many seeds chose ``d*``. ``panels``: a sequence of ``(title, runs)``, ``runs`` a sequence of
+    ``(label, rates, learned)`` with ``rates`` the schedule's rate over the full rate of the step taken
+    after ``s = 0, 1, ...`` steps and ``learned`` how many of ``total`` seeds learn the task under it. Each
+    line is drawn as steps up to ``after`` steps past its first full-rate step (all of it if it never gets
+    there): solid where most seeds learn, dashed where none does, dash-dot in between; the legend below the
+    panel gives ``learned``/``total``. Log-2 rate axis."""
+    panels = [(title, list(runs)) for title, runs in panels]
+    if not panels or not all(runs for _, runs in panels):
+        raise ValueError("panels: every panel needs at least one (label, rates, learned)")
+    total = int(total)
+    if total < 1:
+        raise ValueError(f"total: needs at least one seed, got {total}")
+    best = {int(s): np.asarray(d, int) for s, d in best.items()}
+    if not best or any(d.ndim != 1 or d.size == 0 or np.any(d < 1) for d in best.values()):
+        raise ValueError("best: needs {step: one divisor >= 1 per seed}, at least one step")
+    fig, axes = new_figure(WIDTH, 6.0 * len(panels), nrows=len(panels))
+    axes = np.atleast_1d(axes)
+    for ax in axes[1:]:
+        ax.sharex(axes[0])
+        ax.sharey(axes[0])
+    lowest, last = 1.0, max(best)
+    for ax, (title, runs) in zip(axes, panels):
+        for s, ds in sorted(best.items()):
+            for d in sorted(set(ds.tolist())):
+                ax.scatter([s], [1 / d], s=40 + 25 * int(np.sum(ds == d)), color=PALETTE["grey"], alpha=0.55,
+                           edgecolor="white", zorder=2, gid=f"best {s} {d}")
+        ax.scatter([], [], s=90, color=PALETTE["grey"], alpha=0.55, label="best constant rate")
+        for (label, rates, learned), colour in zip(runs, OVER_WORKABLE_COLOURS):
+            rates = np.asarray(rates, float)
+            if rates.ndim != 1 or rates.size < 2 or np.any(rates <= 0) or not 0 <= learned <= total:
+                raise ValueError(f"panels: {label!r} needs positive rates at steps 0, 1, ... and learned in "
+                                 f"0..{total}")
+            full = np.flatnonzero(rates >= 1)
+            shown = rates[: full[0] + after + 1] if full.size else rates
+            ax.plot(np.arange(shown.size), shown, _schedule_style(learned, total), drawstyle="steps-post",
+                    color=PALETTE[colour], linewidth=2.5, label=f"{label}: {learned}/{total}", zorder=3,
+                    gid=f"schedule {label}")
+            lowest, last = min(lowest, float(shown.min())), max(last, shown.size - 1)
+        ax.set_yscale("log", base=2)
+        _style(ax, title, "steps taken", "rate")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=1, fontsize=FONT_390["legend"],
+                  frameon=False, handlelength=2.2)
+    powers = range(0, int(np.floor(np.log2(lowest))) - 1, -2)
+    axes[0].set_yticks([2.0 ** k for k in powers], [_rate_label(k) for k in powers])
+    axes[0].set_yticks([], minor=True)
+    axes[0].set_ylim(lowest / 1.6, 1.6)
+    axes[0].set_xlim(-2, last + 2)
     return fig
 
 
