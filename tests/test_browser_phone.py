@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 
 #: Pages a student reader found with tables wider than a phone (chapters 2, 4-8 and the notation).
 PAGES = ["chapters/02_placements", "chapters/04_forward_scale", "chapters/05_stress_test",
-         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_rate_threshold", "chapters/05_why_sensitive", "chapters/06_wider_family", "notation"]
+         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_rate_threshold", "chapters/05_threshold_runs", "chapters/05_why_sensitive", "chapters/06_wider_family", "notation"]
 EXPLORER_PAGES = ["chapters/05_why_warmup", "chapters/05_why_sensitive", "chapters/05_stress_test",
                   "chapters/04_forward_scale"]
 
@@ -288,7 +288,7 @@ return [...document.querySelectorAll('div.lnw-explorer')].flatMap(root => {
 """
 
 
-@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_rate_threshold"])
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_threshold_runs"])
 def test_phone_explorer_selects_stay_inside_their_explorer(browser, server, name):
     """Reads 156, 157: at 390 px the run explorers' dropdowns (long schedule names) stuck out past their box."""
     load(browser, server, name, *PHONE, open_folds=False)

@@ -34,7 +34,7 @@ def test_no_code_block_is_cut_off_at_desktop_width(browser, server, name):
 
 def _teaching_pages() -> list[str]:
     pages = [name for name in PAGES if re.match(r"chapters/0[1-6]_", name)]
-    assert len(pages) == 11, pages  # 01-06, chapter 3's scalar-toy section, the two why-warmup chapters after 05
+    assert len(pages) == 12, pages  # 01-06, chapter 3's scalar-toy section, the three why-warmup pages after 05
     # and chapter 6's sections on warmup over training and on the rate Adam tolerates
     return pages
 
@@ -172,7 +172,7 @@ def test_chapter_6_schedule_explorer_draws_the_reading_above_its_top_hollow_on_t
     default pair (no reading above the top) has none."""
     from selenium.webdriver.support.ui import Select
 
-    load(browser, server, "chapters/05_rate_threshold")
+    load(browser, server, "chapters/05_threshold_runs")
     (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="schedules"]')
     assert root.get_attribute("data-lnw-ready") == "1"
     assert browser.execute_script(ABOVE_JS, root)["above"] == []
@@ -196,7 +196,7 @@ def test_chapter_6_schedule_explorer_says_in_the_panel_which_run_has_no_measured
     when the dashed run is one too; the linear warmup to step 60, measured since, has readings."""
     from selenium.webdriver.support.ui import Select
 
-    load(browser, server, "chapters/05_rate_threshold")
+    load(browser, server, "chapters/05_threshold_runs")
     (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="schedules"]')
     assert root.get_attribute("data-lnw-ready") == "1"
     assert browser.execute_script(NOTE_JS, root) == []

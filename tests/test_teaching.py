@@ -39,11 +39,11 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_eleven_teaching_pages():
-    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's two on warmup over
-    training and on the rate Adam tolerates."""
-    assert len(TEACHING) == 11 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
-                                    "chapters/05_rate_threshold"} <= set(TEACHING)
+def test_there_are_twelve_teaching_pages():
+    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's three on warmup over
+    training, on the rate Adam tolerates and on what that rate explains about the runs."""
+    assert len(TEACHING) == 12 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
+                                    "chapters/05_rate_threshold", "chapters/05_threshold_runs"} <= set(TEACHING)
 
 
 @pytest.mark.slow
