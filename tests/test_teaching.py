@@ -176,6 +176,7 @@ FORECAST = re.compile(r"^(?P<fence>:{3,})\{admonition\} Forecast[ \t]*$", re.M)
 GLUE_KEY = re.compile(r"\{glue(?::\w+)?\}`((?:[^`:]+::)?[^`:]+)")  # a key, or doc::key from another page
 FOLDED = {"remove-cell", "remove-output", "hide-output", "hide-cell"}
 AFTER_CHARS = 300
+FIGURE_BLOCK = re.compile(r"^```\{glue:figure\}.*?^```[ \t]*$", re.M | re.S)
 
 
 def forecast_leaks(cells) -> list[str]:
@@ -194,7 +195,9 @@ def forecast_leaks(cells) -> list[str]:
             assert close is not None, f"cell {index}: a forecast admonition is not closed"
             body = cell.source[match.end():close.start()]
             answer = body.split("{admonition} Answer", 1)[1] if "{admonition} Answer" in body else ""
-            keys = set(GLUE_KEY.findall(answer))
+            # a figure folded into the answer is hidden with it; its caption's keys (the setup: steps,
+            # seeds) are not the answer
+            keys = set(GLUE_KEY.findall(FIGURE_BLOCK.sub("", answer)))
             after = cell.source[close.end():].strip()
             for follower in cells[index + 1:]:
                 if len(after) >= AFTER_CHARS:
@@ -233,4 +236,10 @@ def test_forecast_leak_check_catches_the_old_patterns():
     # a number glued on another page (doc::key) is the same number under the fold
     other = forecast.replace("{glue:text}`out`", "{glue:text}`05_a.ipynb::out:s`")
     assert len(forecast_leaks([new_md(other + "\nIt maps the sum to {glue:text}`05_a.ipynb::out:.2f`.")])) == 1
+    # a figure folded into the answer: its caption's keys under the fold are the setup, not a leak; the
+    # answer's own words still are
+    folded = forecast.replace("Post-LN: {glue:text}`out`.", "Post-LN: {glue:text}`out`.\n\n```{glue:figure} fig\n"
+                              ":name: fig\n\nOver {glue:text}`steps` steps.\n```")
+    assert forecast_leaks([new_md(folded + "\nFor {glue:text}`steps` steps.")]) == []
+    assert len(forecast_leaks([new_md(folded + "\nIt is {glue:text}`out`.")])) == 1
     assert forecast_leaks([new_md(other + "\nIt maps the sum to {glue:text}`05_a.ipynb::other:.2f`.")]) == []
