@@ -694,3 +694,23 @@ def test_rate_name_writes_a_multiple_of_the_full_rate_as_the_book_does():
     for bad in (0, -1, float("nan")):
         with pytest.raises(ValueError, match="^ratio"):
             rate_name(bad)
+
+
+def test_placement_rates_figure_draws_each_seed_per_placement_and_rings_its_lowest():
+    from lnworked.stress.warmup_figures import placement_rates_figure
+    finals = {"Pre-LN": {0.25: [1.2, 1.1], 1: [0.02, 0.03], 4: [5e-4, 4e-4]},
+              "Post-LN": {0.25: [2.5, 2.6], 1: [3.7, 3.4], 4: [4.1, 2.0]}}
+    fig = placement_rates_figure(finals, 90)
+    (ax,) = fig.axes
+    lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
+    assert np.allclose(lines["Pre-LN seed 1"].get_ydata(), [1.1, 0.03, 4e-4])
+    assert np.allclose(lines["Post-LN seed 0"].get_xdata(), [0.25, 1, 4])
+    rings = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections if c.get_gid()}
+    # Pre-LN's lowest is the largest rate in both seeds; Post-LN's the smallest in seed 0, the largest in seed 1
+    assert np.allclose(rings["Pre-LN best"], [[4, 5e-4], [4, 4e-4]])
+    assert np.allclose(rings["Post-LN best"], [[0.25, 2.5], [4, 2.0]])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["η/4", "η", "4η"] and ax.get_title() == "Constant rates, 90 steps"
+    for bad in ({}, {"Mid-LN": finals["Pre-LN"]}, {"Pre-LN": {1: [1.0]}}, {"Pre-LN": {1: [1.0], 2: [1.0, 2.0]}},
+                {"Pre-LN": {1: [0.0], 2: [1.0]}}):
+        with pytest.raises(ValueError, match="^finals"):
+            placement_rates_figure(bad, 90)

@@ -20,7 +20,7 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
            "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
            "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "schedules_over_workable_figure", "rate_name", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
+           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "schedules_over_workable_figure", "rate_name", "placement_rates_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -616,6 +616,42 @@ def constant_rates_figure(finals: dict):
     _log_ticks(ax.yaxis)
     _style(ax, "Where each constant rate ends", "constant rate", "final loss (nats)")
     _legend_below(fig, ax)
+    return fig
+
+
+def placement_rates_figure(finals: dict, steps: int):
+    """Each placement's final loss against its constant rate, from the initial weights: ``finals`` =
+    ``{placement: {ratio: losses (one per seed)}}``, ``ratio`` the rate over the full rate, ``placement``
+    "Pre-LN" or "Post-LN" (their looks). One line per seed, each seed's lowest ringed; log-log, the rate
+    ticked as the book writes it (η/4, η, 4η). ``steps``: the runs' length, for the title."""
+    if not finals or set(finals) - set(STEP_LOOKS):
+        raise ValueError(f"finals: needs {{placement: {{ratio: losses}}}} for placements among {sorted(STEP_LOOKS)}")
+    fig, ax = new_figure(WIDTH, 5.2)
+    all_ratios = set()
+    for placement, by_ratio in finals.items():
+        ratios = sorted(float(r) for r in by_ratio)
+        table = [np.asarray(by_ratio[r], float) for r in sorted(by_ratio)]
+        if len(ratios) < 2 or any(r <= 0 for r in ratios) or len({v.size for v in table}) != 1 or table[0].size == 0 \
+                or any(np.any(v <= 0) for v in table):
+            raise ValueError(f"finals: {placement} needs two or more positive rates, one positive loss per seed each")
+        table = np.stack(table)  # (rates, seeds)
+        color, style, marker = STEP_LOOKS[placement]
+        for seed in range(table.shape[1]):
+            ax.plot(ratios, table[:, seed], linestyle=style, color=color, marker=marker, linewidth=2, markersize=6,
+                    label=placement if seed == 0 else None, gid=f"{placement} seed {seed}")
+        best = np.argmin(table, axis=0)
+        ax.scatter(np.array(ratios)[best], table[best, np.arange(table.shape[1])], s=160, facecolor="none",
+                   edgecolor=color, linewidth=2, zorder=3, gid=f"{placement} best")
+        all_ratios |= set(ratios)
+    ax.scatter([], [], s=120, facecolor="none", edgecolor=PALETTE["text"], linewidth=2, label="each seed's lowest")
+    ax.set_xscale("log", base=2)
+    ticks = sorted(all_ratios)
+    ax.set_xticks(ticks, [rate_name(r) for r in ticks])
+    ax.set_xticks([], minor=True)
+    ax.set_yscale("log")
+    _log_ticks(ax.yaxis)
+    _style(ax, f"Constant rates, {steps} steps", "constant rate", "final loss (nats)")
+    _legend_below(fig, ax, ncols=1)
     return fig
 
 
