@@ -663,7 +663,7 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
     hold = np.r_[np.full(10, 0.125), np.ones(30)]  # eta/8 for 10 steps, then eta
     rise = np.minimum(np.arange(1, 41) / 20, 1)  # linear, first at eta after 19 steps
     low = np.full(40, 0.01)  # never reaches eta: drawn whole
-    panels = [("holds", [("hold", hold, 5), ("rise", rise, 2)]), ("low", [("low", low, 0)])]
+    panels = [("holds", [("hold", hold, 5, "#00796b"), ("rise", rise, 2, "#2e7d32")]), ("low", [("low", low, 0, "#8a8a8a")])]
     fig = schedules_over_workable_figure({0: [4, 4, 2], 10: [2, 2, 2]}, panels, total=6, after=3)
     top, bottom = fig.axes[:2]
     lines = {ln.get_gid(): ln for ax in (top, bottom) for ln in ax.get_lines() if ln.get_gid()}
@@ -673,6 +673,8 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
     assert np.allclose(lines["schedule low"].get_ydata(), low) and lines["schedule low"].get_xdata()[-1] == 39
     # solid where most of the 6 learn (5), dash-dot where some (2), dashed where none (0)
     assert [lines[f"schedule {k}"].get_linestyle() for k in ("hold", "rise", "low")] == ["-", "-.", "--"]
+    # each run in the colour it is given (its colour in the section's other figures)
+    assert [to_hex(lines[f"schedule {k}"].get_color()) for k in ("hold", "rise", "low")] == ["#00796b", "#2e7d32", "#8a8a8a"]
     assert [t.get_text() for t in top.get_legend().get_texts()] == ["best constant rate", "hold: 5/6", "rise: 2/6"]
     discs = {c.get_gid(): (c.get_offsets()[0].tolist(), float(c.get_sizes()[0]))
              for c in top.collections if c.get_gid()}
@@ -680,8 +682,8 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
     assert discs == {"best 0 4": ([0, 0.25], 90.0), "best 0 2": ([0, 0.5], 65.0), "best 10 2": ([10, 0.5], 115.0)}
     assert top.get_yscale() == "log" and top.get_ylim()[0] < 0.01 < 1 < top.get_ylim()[1]
     for bad, message in ((dict(panels=[("p", [])]), "^panels"), (dict(total=0), "^total"),
-                         (dict(best={}), "^best"), (dict(panels=[("p", [("x", hold, 7)])]), "^panels: 'x'"),
-                         (dict(panels=[("p", [("x", -hold, 1)])]), "^panels: 'x'")):
+                         (dict(best={}), "^best"), (dict(panels=[("p", [("x", hold, 7, "#000000")])]), "^panels: 'x'"),
+                         (dict(panels=[("p", [("x", -hold, 1, "#000000")])]), "^panels: 'x'")):
         args = dict(best={0: [4]}, panels=panels, total=6)
         args.update(bad)
         with pytest.raises(ValueError, match=message):

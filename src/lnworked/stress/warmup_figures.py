@@ -736,10 +736,6 @@ def workable_curve_figure(best: dict, rates, label: str, tried=(1, 2, 4, 8), cei
     return fig
 
 
-#: Colours of the schedules in one panel of :func:`schedules_over_workable_figure`, in order.
-OVER_WORKABLE_COLOURS = ("navy", "teal", "orange", "post", "brown")
-
-
 def _schedule_style(learned: int, total: int) -> str:
     """Solid where most seeds learn, dashed where none does, dash-dot in between."""
     return "-" if 2 * learned > total else ("--" if learned == 0 else "-.")
@@ -750,14 +746,15 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
 
     ``best`` = ``{s: divisors}`` as in :func:`workable_curve_figure`: grey discs at ``(s, 1/d*)``, sized by
     how many seeds chose ``d*``. ``panels``: a sequence of ``(title, runs)``, ``runs`` a sequence of
-    ``(label, rates, learned)`` with ``rates`` the schedule's rate over the full rate of the step taken
-    after ``s = 0, 1, ...`` steps and ``learned`` how many of ``total`` seeds learn the task under it. Each
+    ``(label, rates, learned, colour)`` with ``rates`` the schedule's rate over the full rate of the step taken
+    after ``s = 0, 1, ...`` steps, ``learned`` how many of ``total`` seeds learn the task under it and
+    ``colour`` the run's colour in the section's other figures (e.g. of :data:`SCHEDULE_LOOKS`). Each
     line is drawn as steps up to ``after`` steps past its first full-rate step (all of it if it never gets
     there): solid where most seeds learn, dashed where none does, dash-dot in between; the legend below the
     panel gives ``learned``/``total``. Log-2 rate axis."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
-        raise ValueError("panels: every panel needs at least one (label, rates, learned)")
+        raise ValueError("panels: every panel needs at least one (label, rates, learned, colour)")
     total = int(total)
     if total < 1:
         raise ValueError(f"total: needs at least one seed, got {total}")
@@ -776,7 +773,7 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
                 ax.scatter([s], [1 / d], s=40 + 25 * int(np.sum(ds == d)), color=PALETTE["grey"], alpha=0.55,
                            edgecolor="white", zorder=2, gid=f"best {s} {d}")
         ax.scatter([], [], s=90, color=PALETTE["grey"], alpha=0.55, label="best constant rate")
-        for (label, rates, learned), colour in zip(runs, OVER_WORKABLE_COLOURS):
+        for label, rates, learned, colour in runs:
             rates = np.asarray(rates, float)
             if rates.ndim != 1 or rates.size < 2 or np.any(rates <= 0) or not 0 <= learned <= total:
                 raise ValueError(f"panels: {label!r} needs positive rates at steps 0, 1, ... and learned in "
@@ -784,7 +781,7 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
             full = np.flatnonzero(rates >= 1)
             shown = rates[: full[0] + after + 1] if full.size else rates
             ax.plot(np.arange(shown.size), shown, _schedule_style(learned, total), drawstyle="steps-post",
-                    color=PALETTE[colour], linewidth=2.5, label=f"{label}: {learned}/{total}", zorder=3,
+                    color=colour, linewidth=2.5, label=f"{label}: {learned}/{total}", zorder=3,
                     gid=f"schedule {label}")
             lowest, last = min(lowest, float(shown.min())), max(last, shown.size - 1)
         ax.set_yscale("log", base=2)
