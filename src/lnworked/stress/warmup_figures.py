@@ -588,6 +588,25 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
     return fig
 
 
+def _losses_by_rate(by_ratio: dict, what: str):
+    """``(ratios, table)`` of ``by_ratio`` = ``{ratio: final losses, one per seed}``: the ratios (rate over the
+    full rate) in rising order and the losses as a (rates, seeds) array; ``ValueError`` naming ``finals``
+    (``what`` says which entry) unless every rate has one positive loss per seed, the same seeds."""
+    ratios = sorted(float(r) for r in by_ratio)
+    table = [np.ravel(np.asarray(by_ratio[r], float)) for r in sorted(by_ratio, key=float)]
+    if not ratios or any(r <= 0 for r in ratios) or len({v.size for v in table}) != 1 or table[0].size == 0 \
+            or any(np.any(v <= 0) for v in table):
+        raise ValueError(f"finals: {what} needs one positive final loss per seed at every rate, the same seeds")
+    return np.array(ratios), np.stack(table)
+
+
+def _ring_lowest(ax, ratios, table, color, gid: str, size: float, label=None):
+    """A ring on each seed's (column's) lowest final loss: its best rate."""
+    best = np.argmin(table, axis=0)
+    ax.scatter(ratios[best], table[best, np.arange(table.shape[1])], s=size, facecolor="none", edgecolor=color,
+               linewidth=2, zorder=3, gid=gid, label=label)
+
+
 def constant_rates_figure(finals: dict):
     """Where each constant rate ends, seed by seed: ``finals`` = ``{divisor d: final losses, one per
     seed}`` of runs at the constant rate ``eta / d`` from the same initial weights. One thin line per
@@ -595,22 +614,15 @@ def constant_rates_figure(finals: dict):
     rate of that seed, up to which every rate is workable. Final loss on a log axis."""
     if not finals:
         raise ValueError("finals: needs at least one {divisor: final losses}")
-    divisors = sorted((int(d) for d in finals), reverse=True)  # the rates eta / d, lowest first
-    table = [np.ravel(np.asarray(finals[d], float)) for d in divisors]
-    if len({v.size for v in table}) != 1 or table[0].size == 0 or any(np.any(v <= 0) for v in table):
-        raise ValueError("finals: every divisor needs one positive final loss per seed, the same seeds")
-    table = np.stack(table)  # (divisors, seeds)
-    rates = np.array([1 / d for d in divisors])
+    rates, table = _losses_by_rate({1 / int(d): v for d, v in finals.items()}, "every divisor")
     fig, ax = new_figure(WIDTH, 5.2)
-    best = np.argmin(table, axis=0)
     for seed in range(table.shape[1]):
         ax.plot(rates, table[:, seed], "-", color=PALETTE["grey"], linewidth=1.2, marker="o", markersize=4,
                 gid=f"seed {seed}")
-    ax.scatter(rates[best], table[best, np.arange(table.shape[1])], s=110, facecolor="none",
-               edgecolor=PALETTE["navy"], linewidth=2, zorder=3, gid="best", label="each seed's best rate")
+    _ring_lowest(ax, rates, table, PALETTE["navy"], "best", 110, label="each seed's best rate")
     ax.plot([], [], "-", color=PALETTE["grey"], marker="o", markersize=4, label="one random seed")
     ax.set_xscale("log", base=2)
-    ax.set_xticks(rates, ["η" if d == 1 else f"η/{d}" for d in divisors])
+    ax.set_xticks(rates, [rate_name(r) for r in rates])
     ax.set_xticks([], minor=True)
     ax.set_yscale("log")
     _log_ticks(ax.yaxis)
@@ -629,20 +641,15 @@ def placement_rates_figure(finals: dict, steps: int):
     fig, ax = new_figure(WIDTH, 5.2)
     all_ratios = set()
     for placement, by_ratio in finals.items():
-        ratios = sorted(float(r) for r in by_ratio)
-        table = [np.asarray(by_ratio[r], float) for r in sorted(by_ratio)]
-        if len(ratios) < 2 or any(r <= 0 for r in ratios) or len({v.size for v in table}) != 1 or table[0].size == 0 \
-                or any(np.any(v <= 0) for v in table):
-            raise ValueError(f"finals: {placement} needs two or more positive rates, one positive loss per seed each")
-        table = np.stack(table)  # (rates, seeds)
+        if len(by_ratio) < 2:
+            raise ValueError(f"finals: {placement} needs two or more rates")
+        ratios, table = _losses_by_rate(by_ratio, placement)
         color, style, marker = STEP_LOOKS[placement]
         for seed in range(table.shape[1]):
             ax.plot(ratios, table[:, seed], linestyle=style, color=color, marker=marker, linewidth=2, markersize=6,
                     label=placement if seed == 0 else None, gid=f"{placement} seed {seed}")
-        best = np.argmin(table, axis=0)
-        ax.scatter(np.array(ratios)[best], table[best, np.arange(table.shape[1])], s=160, facecolor="none",
-                   edgecolor=color, linewidth=2, zorder=3, gid=f"{placement} best")
-        all_ratios |= set(ratios)
+        _ring_lowest(ax, ratios, table, color, f"{placement} best", 160)
+        all_ratios |= set(ratios.tolist())
     ax.scatter([], [], s=120, facecolor="none", edgecolor=PALETTE["text"], linewidth=2, label="each seed's lowest")
     ax.set_xscale("log", base=2)
     ticks = sorted(all_ratios)
