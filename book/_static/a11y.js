@@ -10,6 +10,12 @@
  * - A chapter with section pages gets a sidebar toggle, <summary> holding only a chevron icon,
  *   so it has no name (axe "summary-name"): it is named "Sections of" and the chapter's title.
  * Font Awesome swaps its <i> icons for <svg> after load, so the fix reruns on every change.
+ *
+ * WCAG 2.1.1 (axe "scrollable-region-focusable"): a box that scrolls must take keyboard focus. The
+ * theme gives scrolling code and output boxes tabindex 0 on load, on resize and when the page's nodes
+ * change, but not when a fold opens or a web font widens a line: a code box inside a closed fold is
+ * measured at zero width and keeps tabindex -1 once opened. Here every such box is watched with a
+ * ResizeObserver (a box that appears or changes size is measured again), with the theme's rule.
  */
 (function () {
   "use strict";
@@ -40,8 +46,24 @@
     });
   }
 
+  var SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container";
+
+  function tabStop(box) {
+    var scrolls = box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight;
+    if (box.tabIndex !== (scrolls ? 0 : -1)) { box.tabIndex = scrolls ? 0 : -1; }
+  }
+
+  function watchScrollers() {
+    var boxes = document.querySelectorAll(SCROLLERS);
+    if (!window.ResizeObserver) { boxes.forEach(tabStop); return; }
+    var observer = new ResizeObserver(function (entries) { entries.forEach(function (e) { tabStop(e.target); }); });
+    boxes.forEach(function (box) { observer.observe(box); });
+    if (document.fonts) { document.fonts.ready.then(function () { boxes.forEach(tabStop); }); }
+  }
+
   function start() {
     fix();
+    watchScrollers();
     var observer = new MutationObserver(fix);
     observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-mode"] });
     document.querySelectorAll(".theme-switch-button, .search-button__button").forEach(function (button) {
