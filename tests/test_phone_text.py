@@ -59,7 +59,7 @@ def _layer_figure():
 
 
 def _first_update_figure():
-    from lnworked.stress.warmup_figures import first_update_figure
+    from lnworked.stress.first_step_figures import first_update_figure
 
     rows = [dict(pre_norm=p, seed=s, layers=d, learning_rate=lr, relative=d * lr * s, delta_loss=-d * lr * s,
                  linear_delta_loss=-2 * d * lr * s)
@@ -68,7 +68,7 @@ def _first_update_figure():
 
 
 def _loss_along_figure():
-    from lnworked.stress.warmup_figures import loss_along_update_figure
+    from lnworked.stress.first_step_figures import loss_along_update_figure
 
     first_t = 1 / 120
     ts = np.concatenate([first_t * np.array([0, 1, 2, 4, 8]), np.linspace(0.125, 1, 8)])
@@ -131,7 +131,8 @@ def _schedules_side_figure():
 def _sharpness_figure():
     from lnworked.stress.committed import committed_warmup_sharpness
     from lnworked.stress.sharpness import RUNS, adam_threshold
-    from lnworked.stress.warmup_figures import SCHEDULE_LOOKS, sharpness_figure
+    from lnworked.stress.warmup_figures import SCHEDULE_LOOKS
+    from lnworked.stress.threshold_figures import sharpness_figure
 
     rows = committed_warmup_sharpness()[0]
     seeds, steps = sorted({r["seed"] for r in rows}), sorted({r["step"] for r in rows})
@@ -145,7 +146,7 @@ def _sharpness_figure():
 
 def _valley_figure():
     from lnworked.stress.sharpness import adam_threshold, momentum_walk
-    from lnworked.stress.warmup_figures import valley_figure
+    from lnworked.stress.threshold_figures import valley_figure
 
     return valley_figure({r * 2: momentum_walk(r * 2, 0.0, 4) for r in (0.8, 1.0, 1.2)}, adam_threshold(0))
 

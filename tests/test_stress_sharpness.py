@@ -191,7 +191,7 @@ def test_committed_step_0_matches_a_fresh_measurement():
 
 
 def test_figure_rejects_runs_without_their_full_rate_step():
-    from lnworked.stress.warmup_figures import sharpness_figure
+    from lnworked.stress.threshold_figures import sharpness_figure
 
     with pytest.raises(ValueError, match="^runs"):
         sharpness_figure([("panel", [("a", [0, 10], [[1.0, 2.0]], ("k", "-", "o"), 5)])], 38)
@@ -209,7 +209,7 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
     times the sharpness), so every line is drawn alike, thick with markers and each seed's marker, before
     the ring as after it (reads 127-139: a thin "what the full rate would face" line was read as the
     run's own state, and over-encoded the figure)."""
-    from lnworked.stress.warmup_figures import sharpness_figure
+    from lnworked.stress.threshold_figures import sharpness_figure
 
     values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
     fig = sharpness_figure([("top", [("a", [0, 10, 20], values, ("k", "-", "o"), 10)]),
@@ -234,7 +234,7 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
 
 def test_figure_draws_a_run_without_a_full_rate_step_whole_and_without_a_ring():
     """``full_from=None``: no ring."""
-    from lnworked.stress.warmup_figures import sharpness_figure
+    from lnworked.stress.threshold_figures import sharpness_figure
 
     values = np.array([[3.8, 19.0, 38.0]])
     fig = sharpness_figure([("panel", [("own", [0, 10, 20], values, ("k", ":", "v"), None)])], 38.0)
@@ -247,7 +247,7 @@ def test_figure_draws_a_run_without_a_full_rate_step_whole_and_without_a_ring():
 def test_figure_labels_its_log_axis_as_numbers_at_1_and_3_of_each_decade():
     """Read 126: a panel whose values lie between 0.2 and 1.5 had labels at 1 and 10 only. The y ticks
     are at 1 and 3 times each power of ten, written as plain numbers."""
-    from lnworked.stress.warmup_figures import sharpness_figure
+    from lnworked.stress.threshold_figures import sharpness_figure
 
     values = 38.0 * np.array([[0.2, 0.5, 1.5], [0.3, 0.6, 1.2]])
     fig = sharpness_figure([("panel", [("a", [0, 10, 20], values, ("k", "-", "o"), 0)])], 38.0)

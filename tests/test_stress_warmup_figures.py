@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from lnworked.stress.warmup_figures import (FONT_390, amplification_figure, momentum_walk_figure, workable_curve_figure, constant_rates_figure, argument_figure, first_steps_figure,
-                                            first_update_figure, loss_along_update_figure,
-                                            rate_rise_figure, schedules_figure, step_response_figure,
-                                            valley_figure, warmup_schedule_figure)
+from lnworked.stress.warmup_figures import (FONT_390, workable_curve_figure, constant_rates_figure,
+                                            rate_rise_figure, schedules_figure, warmup_schedule_figure)
+from lnworked.stress.first_step_figures import (amplification_figure, argument_figure,
+                                                first_steps_figure, first_update_figure,
+                                                loss_along_update_figure, step_response_figure)
+from lnworked.stress.threshold_figures import momentum_walk_figure, valley_figure
 
 RATE, SMALL = 2e-3, 2e-3 / 120
 
@@ -181,7 +183,8 @@ def test_each_run_keeps_its_look_in_every_figure_of_the_section():
     """Read 125: a colour named one run in one figure and another in the next. The constant rate, the
     cut warmups and the whole warmup look as in the five schedules' figure, the lower constant rates as
     the holds at the same rate; no two different runs share a colour."""
-    from lnworked.stress.warmup_figures import CUT_LOOKS, HOLD_LOOKS, REDUCED_LOOKS, SCHEDULE_LOOKS, WHOLE_LOOK
+    from lnworked.stress.warmup_figures import (CUT_LOOKS, HOLD_LOOKS, REDUCED_LOOKS, SCHEDULE_LOOKS,
+                                                WHOLE_LOOK)
 
     constant, held, cut30, cut60, whole = SCHEDULE_LOOKS
     eighth, quarter, half, steep = HOLD_LOOKS  # the holds' figure: eta/8, eta/4, eta/2, the linear warmup
@@ -486,7 +489,7 @@ def test_one_logit_figure_draws_the_walk_it_names():
     -a t / 2, computed here from the formula; the dot sits where the drawn curve over the drawn tangent
     is one half, found here on the drawn points; only the move that reaches one half inside the step
     gets one."""
-    from lnworked.stress.warmup_figures import ONE_LOGIT_LOOKS, one_logit_figure
+    from lnworked.stress.first_step_figures import ONE_LOGIT_LOOKS, one_logit_figure
 
     ax = one_logit_figure().axes[0]
     lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
@@ -570,7 +573,7 @@ def _arrival_groups():
 
 
 def _arrival_scatter():
-    from lnworked.stress.warmup_figures import arrival_scatter_figure
+    from lnworked.stress.threshold_figures import arrival_scatter_figure
 
     return arrival_scatter_figure(_arrival_groups(), 38.0, 0.1)
 
@@ -596,7 +599,7 @@ def test_arrival_scatter_puts_each_run_at_its_product_over_the_threshold_and_its
     (dict(learned_below=-1.0), "learned_below: must be positive"),
 ])
 def test_arrival_scatter_rejects_bad_input_naming_the_argument(kwargs, message):
-    from lnworked.stress.warmup_figures import arrival_scatter_figure
+    from lnworked.stress.threshold_figures import arrival_scatter_figure
 
     args = dict(groups=_arrival_groups(), threshold=38.0, learned_below=0.1)
     args.update(kwargs)

@@ -1,5 +1,7 @@
-"""Figures of the why-warmup chapter: the first update against depth, the first steps, amplification,
-and the summary of the argument (forward share, backward gradient, update sensitivity).
+"""Figures of what warmup does over training (6.5, :doc:`05_warmup_over_training`): the schedules,
+the holds, the workable curve and every run seed by seed; and the house style of chapter 6's
+figures, which :mod:`lnworked.stress.first_step_figures` (6.1-6.4, chapter 7) and
+:mod:`lnworked.stress.threshold_figures` (6.6, 6.7) share.
 
 House style of :mod:`lnworked.style`, :data:`WIDTH` inches wide: stacked panels, never side by
 side; Pre-LN violet solid with circles, Post-LN magenta dashed with squares; the mean over seeds
@@ -13,21 +15,19 @@ than the house sizes (:data:`lnworked.style.FONT`, 12-14 pt): a :data:`WIDTH`-in
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from lnworked.style import PALETTE, new_figure
 
-__all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "first_update_figure", "loss_along_update_figure",
-           "one_logit_figure", "ONE_LOGIT_LOOKS", "first_steps_figure", "step_response_figure",
-           "amplification_figure", "argument_figure", "warmup_schedule_figure", "rate_rise_figure",
-           "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure", "arrival_scatter_figure", "schedules_over_workable_figure", "rate_name", "placement_rates_figure", "momentum_walk_figure", "valley_figure", "sharpness_figure"]
+__all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "warmup_schedule_figure",
+           "rate_rise_figure", "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure",
+           "schedules_over_workable_figure", "rate_name", "placement_rates_figure", "STEP_LOOKS", "CUT_LOOKS",
+           "WHOLE_LOOK", "REDUCED_LOOKS", "constant_rates_figure", "workable_curve_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
 WIDTH = 4.4
-#: Font sizes (points) of this chapter's figures, chosen for a 390 px phone (see the module).
-FIRST_RATE = "warmup's first rate"  # the legend's name for the smaller rate
-FIRST_STEP = "warmup's first step"  # the label of its position t along the full step
+#: Font sizes (points) of chapter 6's figures, chosen for a 390 px phone (see the module).
 FONT_390 = {"title": 16, "label": 16, "tick": 15, "legend": 15}
 #: Behind a label on a line: the curves that cross it pass beneath, so it stays readable.
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
@@ -79,10 +79,6 @@ def _log_ticks(axis):
     axis.set_minor_formatter(NullFormatter())
 
 
-def _legend(ax, **kw):
-    ax.legend(fontsize=FONT_390["legend"], frameon=False, **kw)
-
-
 def _legend_below(fig, ax, ncols: int = 1):
     """One legend for the figure, from ``ax``'s lines, below all the axes (clear of every curve)."""
     handles, labels = ax.get_legend_handles_labels()
@@ -90,291 +86,9 @@ def _legend_below(fig, ax, ncols: int = 1):
                frameon=False, columnspacing=0.8, handlelength=1.8)
 
 
-def first_update_figure(rows, rate: float, small_rate: float):
-    """Two stacked panels against depth: top, the share of its promise the first update delivers at
-    ``rate`` and ``small_rate``, ``100 delta_loss / linear_delta_loss`` per seed (Delta loss over
-    <g, Delta theta>; 100%: all of it, 0: none), per placement; bottom, the RMS change of the logits
-    relative to their RMS. Mean over seeds as a line, their range as a band. The full rate is drawn
-    with filled markers, the small one with open markers and a thinner line."""
-    rows = [dict(r, delivered=100 * r["delta_loss"] / r["linear_delta_loss"]) for r in rows]
-    fig, (top, bottom) = new_figure(WIDTH, 10.0, nrows=2)
-    for pre_norm, (name, color, style, marker) in _LOOK.items():
-        for lr, full in ((rate, True), (small_rate, False)):
-            look = dict(marker=marker, color=color, linewidth=2.5 if full else 1.5, markersize=8,
-                        markerfacecolor=color if full else "white", markeredgewidth=1.5,
-                        label=f"{name}, {'full rate' if full else FIRST_RATE} {lr:.2g}")
-            for ax, key in ((top, "delivered"), (bottom, "relative")):
-                d, mean, low, high = mean_over_seeds(rows, key, pre_norm, learning_rate=lr)
-                ax.plot(d, mean, style if full else ":", gid=f"{key}-{name}-{'full' if full else 'first'}", **look)
-                ax.fill_between(d, low, high, color=color, alpha=0.15 if full else 0.07)
-    for level in (0, 100):
-        top.axhline(level, color=PALETTE["text"], linewidth=0.8)
-    for ax in (top, bottom):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(d, [str(x) for x in d])
-    bottom.set_yscale("log")
-    _style(top, "Share of its promise delivered", "blocks L", "delivered (%)")
-    _style(bottom, "Change of the logits, relative", "blocks L", "RMS Δ logits / RMS logits")
-    handles, labels = top.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=FONT_390["legend"], frameon=False)
-    return fig
-
-
-def loss_along_update_figure(ts, curves: dict, first_t: float):
-    """Two stacked panels of the loss change along the first update, ``L(theta_0 + t Delta theta) - L(theta_0)``
-    against ``t`` (curves of :func:`~lnworked.stress.first_update.loss_along_update`, thick) beside
-    each tangent ``t <g, Delta theta>`` (thin dotted): top the whole step ``0 <= t <= 1``, bottom zoomed
-    on ``t <= 8 first_t`` around warmup's first step ``t = first_t``, a dashed vertical line labelled
-    "warmup's first step" (``t = 1/n`` where ``first_t`` is ``1/n`` for a whole ``n``) in the zoom, the
-    label low and narrow, right of the line, where the falling curves are not."""
-    ts = np.asarray(ts, float)
-    order = np.argsort(ts)
-    fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
-    for ax, end in ((top, ts.max()), (bottom, 8 * first_t)):
-        shown = order[ts[order] <= end * (1 + 1e-9)]
-        line = np.linspace(0, end, 50)
-        for pre_norm, (name, color, style, marker) in _LOOK.items():
-            loss = np.asarray(curves[pre_norm]["loss"], float)
-            start = loss[np.argmin(np.abs(ts))]
-            ax.plot(ts[shown], loss[shown] - start, style, marker=marker, color=color, linewidth=2.5,
-                    label=f"{name}: loss")
-            ax.plot(line, curves[pre_norm]["slope"] * line, ":", color=color, linewidth=2,
-                    label=f"{name}: tangent")
-        ax.axvline(first_t, color=PALETTE["text"], linestyle=(0, (5, 3)), linewidth=1.5,
-                   alpha=1.0 if ax is bottom else 0.4, gid=FIRST_STEP)
-        ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
-    whole = 1 / first_t
-    at = f"1/{whole:.0f}" if abs(whole - round(whole)) < 1e-6 else f"{first_t:.2g}"
-    # the label sits low, right of the line: the curves fall from the top left to the bottom right
-    bottom.annotate(f"warmup's\nfirst step,\nt = {at}", (first_t, 0.04), xycoords=("data", "axes fraction"),
-                    xytext=(6, 0), textcoords="offset points", ha="left", va="bottom",
-                    fontsize=FONT_390["legend"], color=PALETTE["text"])
-    _style(top, "Loss along the first update", "t (1 = the full step)", "loss change")
-    _style(bottom, "Zoom: warmup's first step", "t (1 = the full step)", "loss change")
-    _legend_below(fig, top, ncols=2)
-    return fig
-
-
-#: The two logit moves of :func:`one_logit_figure`, and their looks (colour, line style, marker).
-ONE_LOGIT_LOOKS = ((1.0, PALETTE["blue"], "-", "o"), (4.0, PALETTE["orange"], "--", "D"))
-
-
-def one_logit_figure():
-    """The worked example of one step on one logit (:mod:`lnworked.stress.one_logit`), for the moves of
-    :data:`ONE_LOGIT_LOOKS`: the loss change ``ln(1 + e^(-a t)) - ln 2`` (solid or dashed) and its
-    tangent ``-a t / 2`` (dotted, same colour) against ``t``, and a dot where the move that reaches
-    one half within the step keeps half its promise, ``t_half = HALF_SHARE_MOVE / a``."""
-    from lnworked.stress.one_logit import one_logit_half_point, one_logit_walk
-
-    t = np.linspace(0, 1, 101)
-    fig, ax = new_figure(WIDTH, 5.6)
-    for move, color, style, marker in ONE_LOGIT_LOOKS:
-        loss, tangent = one_logit_walk(move, t)
-        ax.plot(t, tangent, ":", color=color, linewidth=2, gid=f"tangent {move:g}")
-        ax.plot(t, loss, style, color=color, linewidth=3, marker=marker, markevery=[-1], markersize=8,
-                label=f"logit moves {move:g}", gid=f"loss {move:g}")
-        half = one_logit_half_point(move)
-        if half <= 1:
-            at = one_logit_walk(move, half)[0]
-            ax.plot([half], [at], "o", color=color, markersize=10, markerfacecolor="white", markeredgewidth=2,
-                    gid=f"half {move:g}")
-            ax.annotate(f"share ½\nat t = {half:.2f}", (half, at), xytext=(6, -12), textcoords="offset points",
-                        ha="left", va="top", fontsize=FONT_390["legend"], color=color)
-    ax.plot([], [], ":", color=PALETTE["text"], linewidth=2, label="tangents (the promise)")
-    ax.axhline(0, color=PALETTE["text"], linewidth=0.8)
-    _style(ax, "One step on one logit", "t (1 = the full step)", "loss change (nats)")
-    _legend_below(fig, ax)
-    return fig
-
-
-#: Looks of the momentum walks below, at and above the threshold.
-WALK_LOOKS = ((PALETTE["blue"], "-", "o"), (PALETTE["text"], "--", "s"), (PALETTE["orange"], "-.", "D"))
-
-
-def momentum_walk_figure(walks: dict, top: float | None = None):
-    """``|theta_s|`` against the step ``s`` (log scale) for each walk of ``{ratio: thetas}``
-    (:func:`~lnworked.stress.sharpness.momentum_walk` at ``eta lam`` = ratio times the threshold,
-    ``thetas`` from ``theta_0 = 1``), a dotted line at 1, where the walk started. With ``top`` the
-    axis ends there, so that a walk that grows without bound does not squash the others; a walk
-    that passes it says so in its label."""
-    if not walks:
-        raise ValueError("walks: needs at least one {ratio: thetas}")
-    if top is not None and not (np.isfinite(top) and top > 1):
-        raise ValueError(f"top: must be a finite number above 1, where the walks start, got {top}")
-    fig, ax = new_figure(WIDTH, 5.2)
-    for i, (ratio, thetas) in enumerate(sorted(walks.items())):
-        color, style, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
-        size = np.abs(np.asarray(thetas, float))
-        steps = np.arange(len(size))
-        label = "at the threshold" if ratio == 1 else f"{ratio:g} × the threshold"
-        if top is not None and size.max() > top:
-            label += " (past the top)"
-        ax.plot(steps, size, style, color=color, linewidth=2.5, marker=marker, markevery=max(1, len(size) // 6),
-                markersize=7, label=label, gid=f"walk {ratio:g}")
-    ax.axhline(1, color="0.5", linewidth=1, linestyle=":")
-    ax.set_yscale("log")
-    if top is not None:
-        ax.set_ylim(top=top)
-    _style(ax, "Momentum along one direction", "step $s$", r"distance $|\theta_s|$ from the bottom")
-    _legend_below(fig, ax)
-    return fig
-
-
-def valley_figure(walks: dict, limit: float):
-    """The plain-words picture of the rate threshold: one stacked panel per walk of
-    ``{eta_h: thetas}`` (gradient descent ``theta <- (1 - eta H) theta`` on the bowl
-    ``L = H theta^2 / 2`` with ``H = 1``, from ``theta_0 = 1``), each drawing the bowl and the walk's
-    points on it, joined step by step and numbered; ``limit`` is the largest ``eta H`` at which the
-    steps settle (2), named in each panel's title."""
-    if not walks:
-        raise ValueError("walks: needs at least one {eta_h: thetas}")
-    fig, axes = new_figure(WIDTH, 3.0 * len(walks) + 0.3, nrows=len(walks))
-    axes = np.atleast_1d(axes)
-    for ax, (i, (eta_h, thetas)) in zip(axes, enumerate(sorted(walks.items()))):
-        color, _, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
-        thetas = np.asarray(thetas, float)
-        reach = max(1.6, float(np.max(np.abs(thetas)))) * 1.15  # each panel its own width
-        bowl = np.linspace(-reach, reach, 200)
-        ax.plot(bowl, bowl ** 2 / 2, color="0.55", linewidth=1.5, gid="bowl")
-        ax.plot(thetas, thetas ** 2 / 2, "-", color=color, linewidth=2, marker=marker, markersize=8,
-                gid=f"walk {eta_h:g}")
-        spots: dict = {}  # steps that land on the same point share one label: "0, 2, 4"
-        for s, theta in enumerate(thetas):
-            spots.setdefault(round(float(theta), 6), []).append(str(s))
-        for theta, steps in spots.items():
-            ax.annotate(", ".join(steps), (theta, theta ** 2 / 2), xytext=(0, 9), textcoords="offset points",
-                        ha="center", fontsize=FONT_390["tick"], color=color)
-        fate = ("the steps settle" if eta_h < limit else "it swings for ever" if eta_h == limit
-                else "it bounces out")
-        _style(ax, f"ηH = {eta_h:g}: {fate}", "", "loss")
-        ax.set_xlim(-reach, reach)
-        ax.set_ylim(-0.05 * reach ** 2, 0.7 * reach ** 2)
-        ax.set_yticks([])
-    axes[-1].set_xlabel("θ, the weights along one direction", fontsize=FONT_390["label"])
-    return fig
-
-
 #: Colour, line style and marker of each training variant: the warmed-up runs get colours of their own.
 STEP_LOOKS = {"Pre-LN": (PALETTE["pre"], "-", "o"), "Post-LN": (PALETTE["post"], "--", "s"),
               "Pre-LN + warmup": (PALETTE["blue"], ":", "^"), "Post-LN + warmup": (PALETTE["orange"], "-.", "D")}
-
-
-def first_steps_figure(curves: dict):
-    """Loss against step for each variant of ``{variant: (seeds, steps)}``: seeds thin, mean thick with
-    markers; each variant its own colour, line style and marker (:data:`STEP_LOOKS`)."""
-    fig, ax = new_figure(WIDTH, 6.0)
-    for variant, losses in curves.items():
-        color, style, marker = STEP_LOOKS[variant]
-        steps = np.arange(1, losses.shape[1] + 1)
-        for seed_losses in losses:
-            ax.plot(steps, seed_losses, style, color=color, alpha=0.3, linewidth=1)
-        ax.plot(steps, losses.mean(axis=0), style, color=color, linewidth=2.5, marker=marker, markersize=7,
-                label=variant)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    _style(ax, "The first training steps", "step", "loss (before the update)")
-    _legend_below(fig, ax, ncols=2)
-    return fig
-
-
-def amplification_figure(rows, shares: dict):
-    """Two stacked panels: the output change under a random perturbation against depth (mean over
-    seeds, with the range), and each sublayer's branch share ``rho_i`` at the configured depth."""
-    fig, (top, bottom) = new_figure(WIDTH, 9.0, nrows=2)
-    for pre_norm, (name, color, style, marker) in _LOOK.items():
-        d, mean, low, high = mean_over_seeds(rows, "output_change", pre_norm)
-        top.plot(d, mean, style, marker=marker, color=color, linewidth=2, label=name)
-        top.fill_between(d, low, high, color=color, alpha=0.15)
-        r = shares[pre_norm]
-        sub = np.arange(1, r.shape[1] + 1)
-        bottom.plot(sub, r.mean(axis=0), style, marker=marker, color=color, linewidth=2, label=name)
-        bottom.fill_between(sub, r.min(axis=0), r.max(axis=0), color=color, alpha=0.15)
-    ticks = [x for x in d if x == d[0] or x >= 6]  # 1, 2, 3 would overlap on a linear axis
-    top.set_xticks(ticks, [str(x) for x in ticks])
-    _style(top, "Output change, random step", "layers L", "mean square Δ logits")
-    _style(bottom, "Each sublayer's branch share", "sublayer (attention, MLP, ...)", "branch share ρ")
-    bottom.set_ylim(0, 1)
-    _legend_below(fig, top, ncols=2)
-    return fig
-
-
-def argument_figure(shares: dict, profile_rows, rows, small_rate: float):
-    """The chapter's argument in three stacked panels, Pre-LN against Post-LN at the initial weights.
-
-    1. forward: each sublayer's branch share ``rho = |F|^2 / |x + F|^2`` against block ``l`` (the
-       attention at ``l - 1/4``, the MLP at ``l + 1/4``), mean over the seeds of ``shares``
-       (:func:`~lnworked.stress.amplification.branch_dependence`) with their range;
-    2. backward: each block's gradient norm ``|dL/d theta_l|`` against ``l`` (linear axis from 0),
-       from the step-0 rows of ``profile_rows``
-       (:func:`~lnworked.stress.committed.committed_profiles`) of the runs without warmup;
-    3. update sensitivity: the logits' relative RMS change under AdamW's first update at ``small_rate``
-       against the number of blocks ``L``, mean over the seeds of ``rows``
-       (:func:`~lnworked.stress.first_update.first_update_table`) with their range.
-    """
-    for pre_norm in _LOOK:
-        if pre_norm not in shares:
-            raise ValueError(f"shares: no branch shares for pre_norm={pre_norm}")
-        if not any(r["pre_norm"] == pre_norm and r["step"] == 0 and r["warmup"] == 0 for r in profile_rows):
-            raise ValueError(f"profile_rows: no step-0 rows without warmup for pre_norm={pre_norm}")
-        if not any(r["pre_norm"] == pre_norm and r["learning_rate"] == small_rate for r in rows):
-            raise ValueError(f"small_rate: no first-update rows at rate {small_rate} for pre_norm={pre_norm}")
-    fig, (forward, backward, update) = new_figure(WIDTH, 13.5, nrows=3)
-    for pre_norm, (name, color, style, marker) in _LOOK.items():
-        look = dict(color=color, marker=marker, markersize=7, linewidth=2.5, label=name)
-        r = np.asarray(shares[pre_norm], float)
-        blocks = np.arange(1, r.shape[1] // 2 + 1)
-        x = np.stack([blocks - 0.25, blocks + 0.25], axis=1).reshape(-1)
-        forward.plot(x, r.mean(axis=0), style, **look)
-        forward.fill_between(x, r.min(axis=0), r.max(axis=0), color=color, alpha=0.15)
-        mine = sorted((p for p in profile_rows if p["pre_norm"] == pre_norm and p["step"] == 0 and p["warmup"] == 0),
-                      key=lambda p: p["layer"])
-        backward.plot([p["layer"] for p in mine], [p["block_gradient_norm"] for p in mine], style, **look)
-        d, mean, low, high = mean_over_seeds(rows, "relative", pre_norm, learning_rate=small_rate)
-        update.plot(d, mean, style, **look)
-        update.fill_between(d, low, high, color=color, alpha=0.15)
-    forward.set_ylim(0, 1)
-    for ax in (forward, backward):
-        ax.set_xticks(blocks[::max(1, len(blocks) // 6)])
-    # the gradient norms span less than a decade: a linear axis from 0 shows "of the same order" with
-    # several labelled ticks (a log axis labels only powers of 10, one or two of them)
-    backward.set_ylim(bottom=0)
-    backward.yaxis.set_major_locator(MaxNLocator(5))
-    update.set_xscale("log", base=2)
-    update.set_yscale("log")
-    update.set_xticks(d, [str(v) for v in d])
-    # titles no wider than the axes: a wider one overhangs the top y tick label ("1.0") and covers it
-    _style(forward, "1. Forward: branch share", "block ℓ", "branch share ρ")
-    _style(backward, "2. Backward: gradient", "block ℓ", "gradient norm")
-    _style(update, "3. Update: logit change", "blocks L in the model", "relative Δ logits")
-    _legend_below(fig, forward, ncols=2)
-    return fig
-
-
-def step_response_figure(rows):
-    """Two stacked panels against the training step the weights come from, one line per run
-    (``rows``: dicts with ``run``, ``pre_norm``, ``warmup``, ``step``, ``delivered``,
-    ``linear_delta_loss``): top, the delivered share ``delta_loss / linear_delta_loss`` of one
-    full-rate step, a dotted line at 1 (all of the promise); bottom, the promise it is a share of,
-    ``-linear_delta_loss`` in nats, on a log scale."""
-    from lnworked.stress.report import display_name
-
-    runs = list(dict.fromkeys(r["run"] for r in rows))
-    if not runs:
-        raise ValueError("rows: empty, no run to draw")
-    fig, (top, bottom) = new_figure(WIDTH, 9.5, nrows=2)
-    for run in runs:
-        mine = sorted((r for r in rows if r["run"] == run), key=lambda r: r["step"])
-        name = "Pre-LN" if mine[0]["pre_norm"] else "Post-LN"
-        color, style, marker = STEP_LOOKS[name + (" + warmup" if mine[0]["warmup"] else "")]
-        look = dict(color=color, marker=marker, linestyle=style, linewidth=2, label=display_name(run))
-        steps = [r["step"] for r in mine]
-        top.plot(steps, [r["delivered"] for r in mine], **look)
-        bottom.plot(steps, [-r["linear_delta_loss"] for r in mine], **look)
-    top.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
-    bottom.set_yscale("log")
-    _style(top, "Share of the promise delivered", "", "delivered / promised")
-    _style(bottom, "The promise", "training step of the weights", "promised drop (nats)")
-    _legend_below(fig, top)
-    return fig
 
 
 def warmup_schedule_figure(finals: dict, vocab_size: int, threshold: float):
@@ -551,39 +265,6 @@ def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
         ax.spines[side].set_visible(False)
     _style(ax, "", "random seed", "")
     ax.tick_params(axis="x", labelsize=FONT_390["tick"], length=0)
-    _legend_below(fig, ax)
-    return fig
-
-
-def arrival_scatter_figure(groups, threshold: float, learned_below: float):
-    """Where each run's full rate arrives against how the run ends, one point per run: across, the
-    product ``eta lam`` at the full rate's arrival in units of ``threshold`` (log scale, dashed at 1);
-    up, the run's final loss (log scale, dotted at ``learned_below``, under which it learned).
-    ``groups``: a sequence of ``(label, products (n,), finals (n,), (colour, marker))``. If arriving
-    below the threshold decided, every point would sit bottom left or top right."""
-    groups = list(groups)
-    if not groups:
-        raise ValueError("groups: needs at least one (label, products, finals, look)")
-    threshold, learned_below = float(threshold), float(learned_below)
-    if not threshold > 0:
-        raise ValueError(f"threshold: must be positive, got {threshold}")
-    if not learned_below > 0:
-        raise ValueError(f"learned_below: must be positive, got {learned_below}")
-    fig, ax = new_figure(WIDTH, 6.4)
-    for label, products, finals, (color, marker) in groups:
-        x, y = np.asarray(products, float), np.asarray(finals, float)
-        if x.ndim != 1 or x.shape != y.shape or x.size == 0 or np.any(x <= 0) or np.any(y <= 0):
-            raise ValueError(f"groups: {label!r} needs as many positive products as positive final losses")
-        ax.scatter(x / threshold, y, marker=marker, s=60, color=color, edgecolor="white", linewidth=0.6,
-                   label=label, gid=label, zorder=3)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    for axis in (ax.xaxis, ax.yaxis):
-        _log_ticks(axis)
-    ax.axvline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2, label=f"threshold ({threshold:.0f})")
-    ax.axhline(learned_below, color=PALETTE["grey"], linestyle=":", linewidth=1.5,
-               label=f"learned: below {learned_below:g} nats")
-    _style(ax, "Arrival against outcome", "rate × sharpness / threshold", "final loss (nats)")
     _legend_below(fig, ax)
     return fig
 
@@ -803,50 +484,3 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     return fig
 
 
-def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
-    """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
-    ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
-    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
-    the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
-    sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
-    products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
-    ``look`` a ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step
-    (one of ``steps``) from which the rate is the full rate, or ``None`` for no ring. Every point has
-    one meaning, what that run's step faced, so every line is drawn alike. The threshold, 1 in these
-    units, is drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps'
-    axis label."""
-    panels = [(title, list(runs)) for title, runs in panels]
-    if not panels or not all(runs for _, runs in panels):
-        raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
-    threshold = float(threshold)
-    if not threshold > 0:
-        raise ValueError(f"threshold: must be positive, got {threshold}")
-    fig, axes = new_figure(WIDTH, 5.6 * len(panels), nrows=len(panels))
-    axes = np.atleast_1d(axes)
-    for ax in axes[1:]:
-        ax.sharex(axes[0])
-        ax.sharey(axes[0])
-    for ax, (title, runs) in zip(axes, panels):
-        for label, steps, values, (color, style, marker), full_from in runs:
-            steps, values = list(steps), np.asarray(values, float) / threshold
-            if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or \
-                    (full_from is not None and full_from not in steps):
-                raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its "
-                                 "steps, or None")
-            mean = np.exp(np.log(values).mean(axis=0))
-            ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7,
-                    label=label)
-            for seed_values in values:
-                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
-            if full_from is not None:
-                ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
-                        markeredgecolor=color, markeredgewidth=2)
-        ax.set_yscale("log")
-        _log_ticks(ax.yaxis)
-        # labelled in the legend, not on the plot: the runs that learn sit just below the line
-        ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
-                   label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel, "rate × sharpness / threshold")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
-                  frameon=False, handlelength=1.8)
-    return fig

@@ -1,0 +1,164 @@
+"""Figures of Adam's threshold (6.6, :doc:`05_rate_threshold`) and of the runs held against it
+(6.7, :doc:`05_threshold_runs`): the momentum walk and the valley, each run's rate times Adam's
+preconditioned sharpness, and every run where its full rate arrives.
+
+House style of :mod:`lnworked.stress.warmup_figures` (width, phone-sized text, legends below).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lnworked.style import PALETTE, new_figure
+from lnworked.stress.warmup_figures import FONT_390, WIDTH, _legend_below, _log_ticks, _style
+
+__all__ = ["WALK_LOOKS", "momentum_walk_figure", "valley_figure", "arrival_scatter_figure",
+           "sharpness_figure"]
+
+#: Looks of the momentum walks below, at and above the threshold.
+WALK_LOOKS = ((PALETTE["blue"], "-", "o"), (PALETTE["text"], "--", "s"), (PALETTE["orange"], "-.", "D"))
+
+
+def momentum_walk_figure(walks: dict, top: float | None = None):
+    """``|theta_s|`` against the step ``s`` (log scale) for each walk of ``{ratio: thetas}``
+    (:func:`~lnworked.stress.sharpness.momentum_walk` at ``eta lam`` = ratio times the threshold,
+    ``thetas`` from ``theta_0 = 1``), a dotted line at 1, where the walk started. With ``top`` the
+    axis ends there, so that a walk that grows without bound does not squash the others; a walk
+    that passes it says so in its label."""
+    if not walks:
+        raise ValueError("walks: needs at least one {ratio: thetas}")
+    if top is not None and not (np.isfinite(top) and top > 1):
+        raise ValueError(f"top: must be a finite number above 1, where the walks start, got {top}")
+    fig, ax = new_figure(WIDTH, 5.2)
+    for i, (ratio, thetas) in enumerate(sorted(walks.items())):
+        color, style, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
+        size = np.abs(np.asarray(thetas, float))
+        steps = np.arange(len(size))
+        label = "at the threshold" if ratio == 1 else f"{ratio:g} × the threshold"
+        if top is not None and size.max() > top:
+            label += " (past the top)"
+        ax.plot(steps, size, style, color=color, linewidth=2.5, marker=marker, markevery=max(1, len(size) // 6),
+                markersize=7, label=label, gid=f"walk {ratio:g}")
+    ax.axhline(1, color="0.5", linewidth=1, linestyle=":")
+    ax.set_yscale("log")
+    if top is not None:
+        ax.set_ylim(top=top)
+    _style(ax, "Momentum along one direction", "step $s$", r"distance $|\theta_s|$ from the bottom")
+    _legend_below(fig, ax)
+    return fig
+
+
+def valley_figure(walks: dict, limit: float):
+    """The plain-words picture of the rate threshold: one stacked panel per walk of
+    ``{eta_h: thetas}`` (gradient descent ``theta <- (1 - eta H) theta`` on the bowl
+    ``L = H theta^2 / 2`` with ``H = 1``, from ``theta_0 = 1``), each drawing the bowl and the walk's
+    points on it, joined step by step and numbered; ``limit`` is the largest ``eta H`` at which the
+    steps settle (2), named in each panel's title."""
+    if not walks:
+        raise ValueError("walks: needs at least one {eta_h: thetas}")
+    fig, axes = new_figure(WIDTH, 3.0 * len(walks) + 0.3, nrows=len(walks))
+    axes = np.atleast_1d(axes)
+    for ax, (i, (eta_h, thetas)) in zip(axes, enumerate(sorted(walks.items()))):
+        color, _, marker = WALK_LOOKS[i % len(WALK_LOOKS)]
+        thetas = np.asarray(thetas, float)
+        reach = max(1.6, float(np.max(np.abs(thetas)))) * 1.15  # each panel its own width
+        bowl = np.linspace(-reach, reach, 200)
+        ax.plot(bowl, bowl ** 2 / 2, color="0.55", linewidth=1.5, gid="bowl")
+        ax.plot(thetas, thetas ** 2 / 2, "-", color=color, linewidth=2, marker=marker, markersize=8,
+                gid=f"walk {eta_h:g}")
+        spots: dict = {}  # steps that land on the same point share one label: "0, 2, 4"
+        for s, theta in enumerate(thetas):
+            spots.setdefault(round(float(theta), 6), []).append(str(s))
+        for theta, steps in spots.items():
+            ax.annotate(", ".join(steps), (theta, theta ** 2 / 2), xytext=(0, 9), textcoords="offset points",
+                        ha="center", fontsize=FONT_390["tick"], color=color)
+        fate = ("the steps settle" if eta_h < limit else "it swings for ever" if eta_h == limit
+                else "it bounces out")
+        _style(ax, f"ηH = {eta_h:g}: {fate}", "", "loss")
+        ax.set_xlim(-reach, reach)
+        ax.set_ylim(-0.05 * reach ** 2, 0.7 * reach ** 2)
+        ax.set_yticks([])
+    axes[-1].set_xlabel("θ, the weights along one direction", fontsize=FONT_390["label"])
+    return fig
+
+
+def arrival_scatter_figure(groups, threshold: float, learned_below: float):
+    """Where each run's full rate arrives against how the run ends, one point per run: across, the
+    product ``eta lam`` at the full rate's arrival in units of ``threshold`` (log scale, dashed at 1);
+    up, the run's final loss (log scale, dotted at ``learned_below``, under which it learned).
+    ``groups``: a sequence of ``(label, products (n,), finals (n,), (colour, marker))``. If arriving
+    below the threshold decided, every point would sit bottom left or top right."""
+    groups = list(groups)
+    if not groups:
+        raise ValueError("groups: needs at least one (label, products, finals, look)")
+    threshold, learned_below = float(threshold), float(learned_below)
+    if not threshold > 0:
+        raise ValueError(f"threshold: must be positive, got {threshold}")
+    if not learned_below > 0:
+        raise ValueError(f"learned_below: must be positive, got {learned_below}")
+    fig, ax = new_figure(WIDTH, 6.4)
+    for label, products, finals, (color, marker) in groups:
+        x, y = np.asarray(products, float), np.asarray(finals, float)
+        if x.ndim != 1 or x.shape != y.shape or x.size == 0 or np.any(x <= 0) or np.any(y <= 0):
+            raise ValueError(f"groups: {label!r} needs as many positive products as positive final losses")
+        ax.scatter(x / threshold, y, marker=marker, s=60, color=color, edgecolor="white", linewidth=0.6,
+                   label=label, gid=label, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        _log_ticks(axis)
+    ax.axvline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2, label=f"threshold ({threshold:.0f})")
+    ax.axhline(learned_below, color=PALETTE["grey"], linestyle=":", linewidth=1.5,
+               label=f"learned: below {learned_below:g} nats")
+    _style(ax, "Arrival against outcome", "rate × sharpness / threshold", "final loss (nats)")
+    _legend_below(fig, ax)
+    return fig
+
+
+def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
+    """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
+    ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
+    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
+    the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
+    sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
+    products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
+    ``look`` a ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step
+    (one of ``steps``) from which the rate is the full rate, or ``None`` for no ring. Every point has
+    one meaning, what that run's step faced, so every line is drawn alike. The threshold, 1 in these
+    units, is drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps'
+    axis label."""
+    panels = [(title, list(runs)) for title, runs in panels]
+    if not panels or not all(runs for _, runs in panels):
+        raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
+    threshold = float(threshold)
+    if not threshold > 0:
+        raise ValueError(f"threshold: must be positive, got {threshold}")
+    fig, axes = new_figure(WIDTH, 5.6 * len(panels), nrows=len(panels))
+    axes = np.atleast_1d(axes)
+    for ax in axes[1:]:
+        ax.sharex(axes[0])
+        ax.sharey(axes[0])
+    for ax, (title, runs) in zip(axes, panels):
+        for label, steps, values, (color, style, marker), full_from in runs:
+            steps, values = list(steps), np.asarray(values, float) / threshold
+            if values.ndim != 2 or values.shape[1] != len(steps) or np.any(values <= 0) or \
+                    (full_from is not None and full_from not in steps):
+                raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its "
+                                 "steps, or None")
+            mean = np.exp(np.log(values).mean(axis=0))
+            ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7,
+                    label=label)
+            for seed_values in values:
+                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
+            if full_from is not None:
+                ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
+                        markeredgecolor=color, markeredgewidth=2)
+        ax.set_yscale("log")
+        _log_ticks(ax.yaxis)
+        # labelled in the legend, not on the plot: the runs that learn sit just below the line
+        ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
+                   label=f"threshold ({threshold:.0f})")
+        _style(ax, title, xlabel, "rate × sharpness / threshold")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
+                  frameon=False, handlelength=1.8)
+    return fig
