@@ -209,3 +209,23 @@ def test_chapter_6_schedule_explorer_says_in_the_panel_which_run_has_no_measured
     assert browser.execute_script(NOTE_JS, root) == ["not measured for the dashed run"]
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+REFS_JS = """
+return [...arguments[0].querySelectorAll('svg.lnw-plot svg.lnw-panel')].map(p => ({
+  key: p.getAttribute('data-panel'), refs: [...p.querySelectorAll('line.lnw-ref')].map(l => parseFloat(l.getAttribute('y1')))}));
+"""
+
+
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_threshold_runs"])
+def test_chapter_6_schedule_explorer_marks_the_learned_loss_under_the_uniform_guess(browser, server, name):
+    """Reads 169, 170: the explorer's loss panel had a line at a uniform guess but none at the mark below
+    which a run has learned, which every static figure of the runs draws. It has both, the learned one
+    lower on the panel (larger y)."""
+    load(browser, server, name)
+    (root,) = browser.find_elements(By.CSS_SELECTOR, 'div.lnw-explorer[data-explorer="schedules"]')
+    assert root.get_attribute("data-lnw-ready") == "1"
+    panels = {p["key"]: p["refs"] for p in browser.execute_script(REFS_JS, root)}
+    assert len(panels["loss"]) == 2, panels
+    uniform, learned = panels["loss"]
+    assert learned > uniform, panels

@@ -22,6 +22,7 @@ from lnworked.stress.schedule_explorer import (PRODUCT_TOP, SCHEDULE_OPTIONS, sc
 
 STEPS, WARM = StressConfig().steps, 120
 SEEDS = ("7", "8", "9")
+from lnworked.stress.sweep import STABLE_LOSS
 from lnworked.stress.warmup_schedules import full_rate_from
 
 B1 = StressConfig().b1
@@ -124,7 +125,10 @@ def test_grid_holds_every_run_as_stored_its_rates_and_its_measured_products(runs
     assert [p["key"] for p in grid["panels"]] == ["rate", "product", "loss"]
     assert sum(p["height"] for p in grid["panels"]) == pytest.approx(1)
     refs = {p["key"]: p.get("ref") for p in grid["panels"]}
-    assert refs == {"rate": None, "product": 1, "loss": pytest.approx(math.log(StressConfig().vocab_size), abs=1e-4)}
+    # the loss panel's dotted lines: a uniform guess, and the mark below which a run has learned (reads 169, 170)
+    assert refs == {"rate": None, "product": [1],
+                    "loss": [pytest.approx(math.log(StressConfig().vocab_size), abs=1e-4), STABLE_LOSS]}
+    assert grid["panels"][2]["y_min"] < STABLE_LOSS
     for value in values:
         np.testing.assert_allclose(grid["rates"][value], [_rate(value, s) for s in range(1, STEPS + 1)], rtol=5e-4)
         for seed in SEEDS:
@@ -273,8 +277,9 @@ def test_live_schedule_explorer_draws_both_runs_in_every_panel(monkeypatch, runs
     _agrees(box.lnw_values, _by_hand(runs, products, "cut 30", "8"), "a")
     _agrees(box.lnw_values, _by_hand(runs, products, "constant 0", "8"), "b")
     lines = {line.get_gid(): line for ax in box.lnw_figure.axes for line in ax.get_lines()}
-    assert {"rate-a", "rate-b", "product-a", "product-b", "loss-a", "loss-b", "threshold", "uniform"} <= set(lines)
+    assert {"rate-a", "rate-b", "product-a", "product-b", "loss-a", "loss-b", "threshold", "uniform", "learned"} <= set(lines)
     np.testing.assert_allclose(lines["uniform"].get_ydata(), math.log(StressConfig().vocab_size))
+    np.testing.assert_allclose(lines["learned"].get_ydata(), STABLE_LOSS)
     np.testing.assert_allclose(lines["threshold"].get_ydata(), 1.0)
     np.testing.assert_allclose(lines["loss-a"].get_ydata(), runs[("cut 30", "8")])
     np.testing.assert_allclose(lines["rate-a"].get_ydata(), [_rate("cut 30", s) for s in range(1, STEPS + 1)])

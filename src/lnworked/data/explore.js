@@ -227,10 +227,12 @@
       node(svg, svg, "text", { x: f.left + 6, y: f.top + f.text + 4, "font-size": String(f.text), fill: "currentColor",
         "class": "lnw-note" }, o.note);
     }
-    if (o.ref !== undefined && o.ref >= lo && o.ref <= hi) {
-      node(svg, svg, "line", { x1: f.left, y1: y(o.ref), x2: f.right, y2: y(o.ref), stroke: "currentColor",
-        "stroke-dasharray": "2 3", "class": "lnw-ref" });
-    }
+    [].concat(o.ref === undefined ? [] : o.ref).forEach(function (ref) {   /* one value or several */
+      if (ref >= lo && ref <= hi) {
+        node(svg, svg, "line", { x1: f.left, y1: y(ref), x2: f.right, y2: y(ref), stroke: "currentColor",
+          "stroke-dasharray": "2 3", "class": "lnw-ref" });
+      }
+    });
     legend(svg, f, items);
   }
 

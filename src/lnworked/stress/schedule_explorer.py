@@ -18,7 +18,8 @@
       committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
       ``warmup-holds-arrival`` and ``warmup-workable-sharpness``; where two measured a step, the first), log scale, a dotted line at 1,
       up to :data:`PRODUCT_TOP`: a reading above it is drawn hollow on the top edge;
-    * ``loss``: the training loss per step, log scale, a dotted line at a uniform guess's, ``ln V``.
+    * ``loss``: the training loss per step, log scale, dotted lines at a uniform guess's, ``ln V``, and
+      at :data:`~lnworked.stress.sweep.STABLE_LOSS`, below which a run has learned the task.
 
     Its table reads out, per run (:func:`schedule_readouts`), for ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from` the steps before the full rate: the loss
@@ -57,8 +58,8 @@ EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
 #: trained again (``lnworked stress warmup-reread``), and on an axis up to it the rest were squashed
 #: (read 132). Readings above the top are drawn hollow on it.
 PRODUCT_TOP = 1e3
-#: The dotted line's id in the kernel's figure, per panel that has one.
-REF_GIDS = {"product": "threshold", "loss": "uniform"}
+#: The dotted lines' ids in the kernel's figure, per panel that has them, in the order of its refs.
+REF_GIDS = {"product": ("threshold",), "loss": ("uniform", "learned")}
 #: The two runs' series: (key, legend label, line dash in the page, matplotlib line style).
 RUNS = (("a", "run", None, "-"), ("b", "beside it", "6 4", "--"))
 
@@ -162,7 +163,7 @@ def _product_curve(measured: dict | None, threshold: float, steps: int) -> list:
 
 def _panel_grid(panels: tuple, limits: dict, refs: dict) -> list[dict]:
     """The page's panels, top to bottom: ``panels`` (keys of :data:`PANELS`), each with its y range
-    ``limits[key]``, its share of the canvas's height, and a dotted line at ``refs[key]`` where given;
+    ``limits[key]``, its share of the canvas's height, and dotted lines at ``refs[key]`` (a tuple) where given;
     the short rate panel ticks at 0, 0.5 and 1, the product's log axis at every power of ten."""
     specs = {key: (label, log, height) for key, label, log, height in PANELS}
     total = sum(specs[p][2] for p in panels)
@@ -173,7 +174,7 @@ def _panel_grid(panels: tuple, limits: dict, refs: dict) -> list[dict]:
                     "height": round(height / total, 4), "y_label": label,
                     "x_label": "training step" if i == len(panels) - 1 else "", **EXTRA_TICKS.get(p, {})})
         if p in refs:
-            out[-1]["ref"] = round(refs[p], 4)
+            out[-1]["ref"] = [round(r, 4) for r in refs[p]]
         if p == "product":
             out[-1]["clip_top"] = True  # readings above y_max: hollow, on the top edge
     return out
@@ -205,8 +206,8 @@ def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colo
             if above.any():
                 a.plot(xs[above], ys[above], "o", color=color, markerfacecolor="white", markersize=7,
                        clip_on=False, gid=f"{panel}-{tag}-above")
-        if panel in refs:
-            a.axhline(refs[panel], color=PALETTE["text"], linestyle=":", linewidth=1.2, gid=REF_GIDS[panel])
+        for ref, gid in zip(refs.get(panel, ()), REF_GIDS.get(panel, ())):
+            a.axhline(ref, color=PALETTE["text"], linestyle=":", linewidth=1.2, gid=gid)
         lo, hi = limits[panel]
         a.set_ylim(lo, hi if log else 1.05 * hi)
         if log:
@@ -265,7 +266,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
     warm = warmup_for(config.steps)
     labels = {key: label for key, label, *_ in PANELS}
     limits = {"rate": (0, 1), "product": (product_lo, product_hi), "loss": (loss_lo, loss_hi)}
-    refs = {"product": 1, "loss": uniform}
+    refs = {"product": (1,), "loss": (uniform, STABLE_LOSS)}
 
     # the product's row only where its panel is drawn (the previous section has not met the threshold yet)
     keys = [k for k in SCHEDULE_READOUT_KEYS if k != "product-at-full" or "product" in panels]
@@ -323,7 +324,8 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
              f"on the first batch; a reading above {PRODUCT_TOP:g} drawn hollow on the top edge; not measured for "
              f"{unmeasured_text(offered, sharpness, seeds, warm)})",
              "loss": f"the training loss (log scale, dotted: a uniform guess over the {config.vocab_size} tokens, "
-             f"ln {config.vocab_size} ≈ {uniform:.2f} nats)"}
+             f"ln {config.vocab_size} ≈ {uniform:.2f} nats, and {STABLE_LOSS:g} nats, below which a run has "
+             "learned the task)"}
     where = ("top", "middle", "bottom") if len(panels) == 3 else ("top", "bottom") if len(panels) == 2 else ("",)
     return Explorer(
         kind="schedules",
