@@ -320,3 +320,29 @@ def test_phone_explorer_selects_stay_inside_their_explorer(browser, server, name
     assert selects, f"{name}: no explorer select found"
     out = [s["name"] for s in selects if s["right"] > s["box"] + 1]
     assert not out, f"{name}: selects past their explorer's right edge at {PHONE[0]} px: {out}"
+
+
+#: Room a select keeps for its arrow and padding, px (Chromium's default select, measured at 390 px).
+SELECT_CHROME_PX = 32
+
+OPTIONS_FIT_JS = """
+const ctx = document.createElement('canvas').getContext('2d');
+const picks = 'div.lnw-explorer[data-explorer="schedules"] select:is([name="schedule"], [name="other"])';
+return [...document.querySelectorAll(picks)].flatMap(s => {
+  const st = getComputedStyle(s);
+  ctx.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+  const room = s.clientWidth - arguments[0];
+  return [...s.options].filter(o => ctx.measureText(o.text).width > room)
+                       .map(o => `${s.name}: ${o.text} (${Math.round(ctx.measureText(o.text).width)} px in ${room})`);
+});
+"""
+
+
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_threshold_runs"])
+def test_phone_schedule_explorer_options_are_not_cut_off(browser, server, name):
+    """Reads 166-170: at 390 px the schedule explorer's selects cut long option names off ("the article's
+    warmup cut at step 60, th..."). Every option's text of the two schedule selects (the seed select is as
+    wide as its widest option), measured in the select's own font, fits the select's width less its arrow."""
+    load(browser, server, name, *PHONE, open_folds=False)
+    cut = browser.execute_script(OPTIONS_FIT_JS, SELECT_CHROME_PX)
+    assert not cut, f"{name}: option names cut off at {PHONE[0]} px: {cut}"

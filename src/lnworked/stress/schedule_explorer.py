@@ -71,18 +71,20 @@ def schedule_value(schedule: tuple[str, int]) -> str:
 
 
 def _label(schedule: tuple[str, int], warm: int) -> str:
+    """The select's text for a schedule, short enough for a 390 px phone (reads 166-170: longer labels
+    were cut off there)."""
     kind, k = schedule
     if kind == "constant":
-        return "constant rate η, no warmup"
+        return "constant η, no warmup"
     if kind == "held":
-        return f"first {k} steps held small, then η"
+        return f"held small for {k} steps, then η"
     if kind == "cut":
-        return f"the article's warmup cut at step {k}, then η"
+        return f"article's warmup, η from step {k}"
     if kind == "linear":
-        return f"the whole warmup, η from step {k}" if k == warm else f"the steep warmup, reaching η at step {k}"
+        return f"whole warmup, η from step {k}" if k == warm else f"steep warmup to η at step {k}"
     if kind in HOLD_DIVISORS:
         return f"first {k} steps at η/{HOLD_DIVISORS[kind]}, then η"
-    return f"constant rate η/{k}, no warmup"
+    return f"constant η/{k}, no warmup"
 
 
 #: The schedules the explorer offers, in the select's order: the section's five, the run held for 20
