@@ -322,18 +322,23 @@ def test_phone_explorer_selects_stay_inside_their_explorer(browser, server, name
     assert not out, f"{name}: selects past their explorer's right edge at {PHONE[0]} px: {out}"
 
 
-#: Room a select keeps for its arrow and padding, px (Chromium's default select, measured at 390 px).
-SELECT_CHROME_PX = 32
-
 OPTIONS_FIT_JS = """
 const ctx = document.createElement('canvas').getContext('2d');
 const picks = 'div.lnw-explorer[data-explorer="schedules"] select:is([name="schedule"], [name="other"])';
 return [...document.querySelectorAll(picks)].flatMap(s => {
   const st = getComputedStyle(s);
   ctx.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
-  const room = s.clientWidth - arguments[0];
-  return [...s.options].filter(o => ctx.measureText(o.text).width > room)
-                       .map(o => `${s.name}: ${o.text} (${Math.round(ctx.measureText(o.text).width)} px in ${room})`);
+  // the room the select keeps for its arrow and padding: an unconstrained copy holding one short option
+  const probe = s.cloneNode(false), short = document.createElement('option');
+  short.text = 'x';
+  probe.appendChild(short);
+  Object.assign(probe.style, {width: 'auto', maxWidth: 'none', position: 'absolute', visibility: 'hidden'});
+  document.body.appendChild(probe);
+  const chrome = probe.clientWidth - ctx.measureText('x').width;
+  probe.remove();
+  const room = s.clientWidth - chrome;
+  return [...s.options].filter(o => ctx.measureText(o.text).width > room + 1)
+                       .map(o => `${s.name}: ${o.text} (${Math.round(ctx.measureText(o.text).width)} px in ${Math.round(room)})`);
 });
 """
 
@@ -344,5 +349,5 @@ def test_phone_schedule_explorer_options_are_not_cut_off(browser, server, name):
     warmup cut at step 60, th..."). Every option's text of the two schedule selects (the seed select is as
     wide as its widest option), measured in the select's own font, fits the select's width less its arrow."""
     load(browser, server, name, *PHONE, open_folds=False)
-    cut = browser.execute_script(OPTIONS_FIT_JS, SELECT_CHROME_PX)
+    cut = browser.execute_script(OPTIONS_FIT_JS)
     assert not cut, f"{name}: option names cut off at {PHONE[0]} px: {cut}"
