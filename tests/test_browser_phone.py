@@ -351,3 +351,25 @@ def test_phone_schedule_explorer_options_are_not_cut_off(browser, server, name):
     load(browser, server, name, *PHONE, open_folds=False)
     cut = browser.execute_script(OPTIONS_FIT_JS)
     assert not cut, f"{name}: option names cut off at {PHONE[0]} px: {cut}"
+
+
+FOLDED_FIGURES_JS = """
+const imgs = [...document.querySelectorAll('.bd-article figure img')].filter(i => i.getClientRects().length);
+const width = i => i.getBoundingClientRect().width;
+const main = imgs.filter(i => !i.closest('.admonition, details')).map(width);
+return {main: main.length ? Math.max(...main) : null,
+        folded: imgs.filter(i => i.closest('.admonition, details') && i.naturalWidth > width(i) + 1)
+                    .map(i => [i.getAttribute('alt').slice(0, 50), Math.round(width(i))])};
+"""
+
+
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_rate_threshold", "chapters/05_threshold_runs"])
+def test_phone_figure_in_a_fold_is_nearly_as_wide_as_in_the_text(browser, server, name):
+    """Read 174: at 390 px a figure inside an answer fold (a dropdown inside a forecast box) was 208 px wide,
+    its ticks unreadable, against 342 px in the main text (book/_static/folds.css). Every folded figure
+    that the page shrinks (its image wider than shown) is at least 90 % as wide as the widest in the text."""
+    load(browser, server, name, *PHONE)
+    found = browser.execute_script(FOLDED_FIGURES_JS)
+    assert found["main"] and found["folded"], found
+    narrow = [f for f in found["folded"] if f[1] < 0.9 * found["main"]]
+    assert not narrow, f"{name}: folded figures under 90 % of {found['main']:.0f} px at {PHONE[0]} px: {narrow}"
