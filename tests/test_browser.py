@@ -516,7 +516,9 @@ def _expected_walk(b1: float, ratio: float) -> dict:
     return {"threshold": f"{top:.4g}", "eta-lam": f"{eta_lam:.4g}",
             "roots": f"{text(roots[0])}, its conjugate" if pair else f"{text(roots[0])} and {text(roots[1])}",
             "size": f"{size:.4f}", "last": f"{abs(theta):.3g}",
-            "verdict": ("settles: its overshoots shrink by |ζ| a step" if size < 1 - 1e-9 else
+            "verdict": ("settles: its overshoots shrink by |ζ| a step, "
+                        + ("more than halving each step" if size <= 0.5 else
+                           f"halving every {math.log(2) / -math.log(size):.3g} steps") if size < 1 - 1e-9 else
                         "swings for ever at a fixed size" if size <= 1 + 1e-9 else
                         "grows: its overshoots grow by |ζ| a step")}
 

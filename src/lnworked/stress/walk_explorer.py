@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 
@@ -42,7 +43,9 @@ def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
     """Readout key -> text for momentum ``b1`` and ``eta lam = ratio`` times its threshold: ``threshold``
     ``(2 + 2 b1) / (1 - b1)``; ``eta-lam``; ``roots`` the two ``zeta`` (a conjugate pair once complex);
     ``size`` the larger ``|zeta|``; ``last`` ``|theta_steps|``; ``verdict`` settles, swings or grows (the
-    larger ``|zeta|`` below, at or above 1, to 1e-9), the overshoots' envelope changing by ``|zeta|`` a step."""
+    larger ``|zeta|`` below, at or above 1, to 1e-9), the overshoots' envelope changing by ``|zeta|`` a step;
+    while it settles, the steps it takes to halve, ``ln 2 / ln(1 / |zeta|)`` (read 175: at b1 = 0.99 "settles"
+    was read against an envelope still at 1.17 after 100 steps)."""
     ratio = float(ratio)
     if not np.isfinite(ratio) or ratio <= 0:
         raise ValueError(f"ratio: must be a positive finite number, got {ratio}")
@@ -55,7 +58,9 @@ def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
         root_text = f"{_complex_text(roots[0])}, its conjugate"
     else:
         root_text = f"{_complex_text(roots[0])} and {_complex_text(roots[1])}"
-    verdict = ("settles: its overshoots shrink by |ζ| a step" if size < 1 - 1e-9 else
+    halving = ("more than halving each step" if size <= 0.5 else
+               f"halving every {math.log(2) / -math.log(size):.3g} steps" if size < 1 - 1e-9 else "")
+    verdict = (f"settles: its overshoots shrink by |ζ| a step, {halving}" if size < 1 - 1e-9 else
                "swings for ever at a fixed size" if size <= 1 + 1e-9 else
                "grows: its overshoots grow by |ζ| a step")
     return {"threshold": f"{top:.4g}", "eta-lam": f"{eta_lam:.4g}", "roots": root_text, "size": f"{size:.4f}",
