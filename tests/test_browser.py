@@ -18,6 +18,7 @@ Without Chromium the tests skip, naming the Debian package; under ``CI=true`` th
 from __future__ import annotations
 
 import io
+import math
 import os
 import time
 import urllib.error
