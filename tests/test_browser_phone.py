@@ -66,13 +66,18 @@ const wait = () => (window.MathJax && MathJax.startup && MathJax.startup.promise
 """
 
 
+def open_every_fold(driver):
+    """A reader opens the answers: clicks on every toggle and closed summary, as a reader would."""
+    driver.execute_script("document.querySelectorAll('button.toggle-button-hidden').forEach(b => b.click())")
+    driver.execute_script("document.querySelectorAll('details:not([open]) > summary').forEach(s => s.click())")
+
+
 def load(driver, server, name: str, width: int, height: int, open_folds: bool = True):
     size(driver, width, height)
     driver.get(server.url(f"{name}.html"))
     driver.execute_async_script(SETTLE_JS)
-    if open_folds:  # a reader opens the answers: clicks on the toggles, as a reader would
-        driver.execute_script("document.querySelectorAll('button.toggle-button-hidden').forEach(b => b.click())")
-        driver.execute_script("document.querySelectorAll('details:not([open]) > summary').forEach(s => s.click())")
+    if open_folds:
+        open_every_fold(driver)
         time.sleep(0.5)
         driver.execute_async_script(SETTLE_JS)
 
@@ -249,8 +254,7 @@ def test_a_box_that_scrolls_once_its_fold_opens_takes_focus_at_once(browser, ser
     load(browser, server, name, *PHONE, open_folds=False)
     closed = browser.execute_script(UNFOCUSABLE_SCROLLERS_JS)
     assert not closed, f"{name}: with folds closed, scrolling boxes without tabindex 0: {closed}"
-    browser.execute_script("document.querySelectorAll('button.toggle-button-hidden').forEach(b => b.click())")
-    browser.execute_script("document.querySelectorAll('details:not([open]) > summary').forEach(s => s.click())")
+    open_every_fold(browser)
     browser.execute_async_script("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()))")
     opened = browser.execute_script(UNFOCUSABLE_SCROLLERS_JS)
     assert not opened, f"{name}: boxes that scroll once their fold opens, without tabindex 0: {opened}"

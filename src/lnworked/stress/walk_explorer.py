@@ -58,11 +58,12 @@ def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
         root_text = f"{_complex_text(roots[0])}, its conjugate"
     else:
         root_text = f"{_complex_text(roots[0])} and {_complex_text(roots[1])}"
-    halving = ("more than halving each step" if size <= 0.5 else
-               f"halving every {math.log(2) / -math.log(size):.3g} steps" if size < 1 - 1e-9 else "")
-    verdict = (f"settles: its overshoots shrink by |ζ| a step, {halving}" if size < 1 - 1e-9 else
-               "swings for ever at a fixed size" if size <= 1 + 1e-9 else
-               "grows: its overshoots grow by |ζ| a step")
+    if size < 1 - 1e-9:
+        halving = ("more than halving each step" if size <= 0.5 else
+                   f"halving every {math.log(2) / -math.log(size):.3g} steps")
+        verdict = f"settles: its overshoots shrink by |ζ| a step, {halving}"
+    else:
+        verdict = "swings for ever at a fixed size" if size <= 1 + 1e-9 else "grows: its overshoots grow by |ζ| a step"
     return {"threshold": f"{top:.4g}", "eta-lam": f"{eta_lam:.4g}", "roots": root_text, "size": f"{size:.4f}",
             "last": f"{last:.3g}", "verdict": verdict}
 
