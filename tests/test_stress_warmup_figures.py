@@ -209,6 +209,37 @@ def test_rate_rise_figure_needs_the_full_rate_the_whole_warmup_and_both_kinds():
         rate_rise_figure({k: v for k, v in losses.items() if k[0] != "cut"}, 12, 64, 0.1)
 
 
+def test_rate_rise_figure_draws_only_the_panels_asked_for():
+    """6.5's body draws the constant rates alone: the cut warmups answer a forecast and sit in its fold."""
+    losses = _rise_losses()
+    only_constant = {k: v for k, v in losses.items() if k[0] in ("constant", "reduced")}
+    (ax,) = rate_rise_figure(only_constant, 12, 64, 0.1, panels=("constant",)).axes
+    assert sorted(ln.get_gid() for ln in ax.get_lines() if ln.get_gid()) == ["reduced-1", "reduced-2", "reduced-4"]
+    assert not [ln for ln in ax.get_lines() if ln.get_linewidth() == 3]  # no ticks of a cut
+    assert ax.get_title() == "a constant rate"
+    # the range is set by the curves drawn: a cut run far lower, given but not drawn, does not stretch it
+    lower = {**losses, ("cut", 3): losses[("cut", 3)] * 1e-6}
+    (alone,) = rate_rise_figure(lower, 12, 64, 0.1, panels=("constant",)).axes
+    assert alone.get_ylim()[0] == pytest.approx(0.1 / 2)
+    (cut,) = rate_rise_figure({k: v for k, v in losses.items() if k[0] in ("cut", "linear")}, 12, 64, 0.1,
+                              panels=("cut",)).axes
+    assert sorted(ln.get_gid() for ln in cut.get_lines() if ln.get_gid()) == ["cut-12", "cut-3", "cut-6"]
+    # both, asked for in either order, are drawn constant rates on top
+    top, bottom = rate_rise_figure(losses, 12, 64, 0.1, panels=("cut", "constant")).axes
+    assert (top.get_title(), bottom.get_title()) == ("a constant rate", "warmup, full rate from step k")
+
+
+def test_rate_rise_figure_rejects_unknown_or_no_panels_and_missing_runs_of_a_drawn_panel():
+    losses = _rise_losses()
+    for panels in ((), ("constant", "holds"), "constant"):
+        with pytest.raises(ValueError, match="^panels"):
+            rate_rise_figure(losses, 12, 64, 0.1, panels=panels)
+    with pytest.raises(ValueError, match="^losses"):
+        rate_rise_figure({k: v for k, v in losses.items() if k[0] != "reduced"}, 12, 64, 0.1, panels=("constant",))
+    with pytest.raises(ValueError, match="^losses"):
+        rate_rise_figure({k: v for k, v in losses.items() if k != ("linear", 12)}, 12, 64, 0.1, panels=("cut",))
+
+
 def _schedule_runs():
     """Two runs over 12 steps, two seeds: run i's loss is (i + 1) * (seed 1: 1, seed 2: 3), its rate ramps or is held."""
     ramp, held = np.minimum(1.0, np.arange(1, 13) / 6), np.where(np.arange(1, 13) <= 6, 0.1, 1.0)
@@ -315,6 +346,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: step_response_figure(_response_rows()),
     lambda: warmup_schedule_figure(_finals(), 64, 0.1),
     lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1),
+    lambda: rate_rise_figure(_rise_losses(), 12, 64, 0.1, panels=("constant",)),
     lambda: schedules_figure(_schedule_runs(), 64, 0.1),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
     lambda: _outcome_map(),

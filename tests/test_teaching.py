@@ -243,3 +243,44 @@ def test_forecast_leak_check_catches_the_old_patterns():
     assert forecast_leaks([new_md(folded + "\nFor {glue:text}`steps` steps.")]) == []
     assert len(forecast_leaks([new_md(folded + "\nIt is {glue:text}`out`.")])) == 1
     assert forecast_leaks([new_md(other + "\nIt maps the sum to {glue:text}`05_a.ipynb::other:.2f`.")]) == []
+
+
+# --- the chain of chapter 6's argument says how each link is known -----------------------------
+
+EVIDENCE = re.compile(r"\b(shown|shows|measured|open)\b")
+
+
+def chain_links(chain) -> list[tuple[str, str]]:
+    """The chain's parts in order, as (kind, text): kind is "box" or "arrow"."""
+    parts = [(("box" if "chain-box" in el.get("class", []) else "arrow" if "chain-arrow" in el.get("class", [])
+               else "other"), " ".join(el.get_text(" ").split())) for el in chain.find_all("div", recursive=False)]
+    return parts
+
+
+def chain_problems(parts) -> list[str]:
+    kinds = [kind for kind, _ in parts]
+    problems = []
+    if not kinds or kinds[0] != "box" or kinds[-1] != "box":
+        problems.append("the chain must start and end with a box")
+    problems += [f"part {i}: two {a}s in a row" for i, (a, b) in enumerate(zip(kinds, kinds[1:])) if a == b]
+    problems += [f"part {i}: not a box or an arrow" for i, kind in enumerate(kinds) if kind == "other"]
+    problems += [f"arrow {i}: '{text[:40]}' does not say how the link is known" for i, (kind, text) in enumerate(parts)
+                 if kind == "arrow" and not EVIDENCE.search(text)]
+    return problems
+
+
+@pytest.mark.slow
+def test_chapter_6_chain_alternates_boxes_and_arrows_that_say_how_each_link_is_known():
+    chain = article("chapters/05_threshold_runs").select_one("div.chain")
+    assert chain is not None, "6.7's summary has no chain"
+    parts = chain_links(chain)
+    assert sum(kind == "box" for kind, _ in parts) >= 4
+    assert chain_problems(parts) == []
+
+
+def test_chain_check_catches_a_bare_arrow_and_two_boxes_in_a_row():
+    good = [("box", "a"), ("arrow", "measured here"), ("box", "b")]
+    assert chain_problems(good) == []
+    assert len(chain_problems([("box", "a"), ("arrow", "so"), ("box", "b")])) == 1
+    assert len(chain_problems([("box", "a"), ("box", "b")])) == 1
+    assert len(chain_problems([("arrow", "measured"), ("box", "b")])) == 1

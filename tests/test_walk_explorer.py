@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lnworked.stress.sharpness import adam_threshold, momentum_roots, momentum_walk
-from lnworked.stress.walk_explorer import (RATIO_HI, RATIO_LO, WALK_B1, WALK_FLOOR, WALK_READOUT_KEYS, WALK_STEPS,
-                                           WALK_TOP, walk_explorer_spec, walk_readouts)
+from lnworked.stress.walk_explorer import (RATIO_DEFAULT, RATIO_HI, RATIO_LO, WALK_B1, WALK_FLOOR, WALK_READOUT_KEYS,
+                                           WALK_STEPS, WALK_TOP, walk_explorer_spec, walk_readouts)
 
 
 @pytest.mark.parametrize("b1", [0.0, 0.5, 0.9, 0.99])
@@ -75,3 +75,13 @@ def test_the_grid_holds_every_setting_with_the_walk_s_sizes_inside_the_plot_s_ra
             assert cell["readouts"] == [walk_readouts(b, r)[k] for k in WALK_READOUT_KEYS]
     # the fastest growth leaves the plot: beta 0.99 at 1.5 times its threshold
     assert None in grid["cells"][f"0.99|{len(ratios) - 1}"]["walk"]
+
+
+def test_the_explorer_opens_on_a_setting_of_its_own_not_the_forecast_s():
+    """6.6's forecast asks about the walk at 0.8 times the threshold, right above the explorer: opened
+    there, its table said "settles" on the same screen. It opens at half the threshold, the article's
+    momentum, a setting on the slider's grid."""
+    spec = walk_explorer_spec()
+    slider, b1 = spec.control("ratio"), spec.control("b1")
+    assert slider.default == RATIO_DEFAULT == 0.5 and b1.default == 0.9
+    assert slider.values[slider.position(slider.default)] == slider.default

@@ -3,11 +3,11 @@
 :func:`walk_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
     A ``b1`` select (no momentum, 0.5, the article's 0.9, 0.99) and a slider for ``eta lam`` in units of
     that momentum's threshold :func:`~lnworked.stress.sharpness.adam_threshold` (from :data:`RATIO_LO` to
-    :data:`RATIO_HI`). It draws ``|theta_s|`` of :func:`~lnworked.stress.sharpness.momentum_walk` over
-    :data:`WALK_STEPS` steps (log scale, dotted at 1, where the walk starts; sizes outside
-    ``[WALK_FLOOR, WALK_TOP]`` are left out) and :func:`walk_readouts` gives the threshold, ``eta lam``,
-    the two roots ``zeta`` of :func:`~lnworked.stress.sharpness.momentum_roots` with their size, and
-    ``|theta|`` at the last step.
+    :data:`RATIO_HI`, opening at :data:`RATIO_DEFAULT`). It draws ``|theta_s|`` of
+    :func:`~lnworked.stress.sharpness.momentum_walk` over :data:`WALK_STEPS` steps (log scale, dotted at 1,
+    where the walk starts; sizes outside ``[WALK_FLOOR, WALK_TOP]`` are left out) and :func:`walk_readouts`
+    gives the threshold, ``eta lam``, the two roots ``zeta`` of
+    :func:`~lnworked.stress.sharpness.momentum_roots` with their size, and ``|theta|`` at the last step.
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ import numpy as np
 from lnworked.stress.sharpness import adam_threshold, momentum_roots, momentum_walk
 
 __all__ = ["walk_explorer", "walk_explorer_spec", "walk_readouts", "WALK_READOUT_KEYS", "WALK_B1",
-           "WALK_STEPS", "RATIO_LO", "RATIO_HI", "RATIO_STEP", "WALK_TOP", "WALK_FLOOR"]
+           "WALK_STEPS", "RATIO_LO", "RATIO_HI", "RATIO_STEP", "RATIO_DEFAULT", "WALK_TOP", "WALK_FLOOR"]
 
 #: The momentum select's values; 0.9 is the article's.
 WALK_B1 = (0.0, 0.5, 0.9, 0.99)
 #: The slider: ``eta lam`` over the threshold, from ``RATIO_LO`` to ``RATIO_HI`` by ``RATIO_STEP``.
 RATIO_LO, RATIO_HI, RATIO_STEP = 0.5, 1.5, 0.05
+#: Where the slider opens: half the threshold, not 0.8 times it, the setting 6.6's forecast above the explorer
+#: asks about (opening there, its table would answer the forecast on the same screen).
+RATIO_DEFAULT = 0.5
 #: Steps drawn, and the plot's range of ``|theta_s|``.
 WALK_STEPS = 100
 WALK_TOP, WALK_FLOOR = 1e4, 1e-4
@@ -84,7 +87,7 @@ def walk_explorer_spec():
     from lnworked.explore import Choice, Explorer, Series, Slider, _key, _readout
     from lnworked.style import PALETTE
 
-    slider = Slider("ratio", "ηΛ / threshold", RATIO_LO, RATIO_HI, RATIO_STEP, 0.8,
+    slider = Slider("ratio", "ηΛ / threshold", RATIO_LO, RATIO_HI, RATIO_STEP, RATIO_DEFAULT,
                     echo=lambda r: f"{float(r):.2f} × threshold")
     ratios = slider.values
 

@@ -20,9 +20,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "warmup_schedule_figure",
-           "rate_rise_figure", "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS", "outcome_map_figure",
-           "schedules_over_workable_figure", "rate_name", "placement_rates_figure", "STEP_LOOKS", "CUT_LOOKS",
-           "WHOLE_LOOK", "REDUCED_LOOKS", "constant_rates_figure", "workable_curve_figure"]
+           "rate_rise_figure", "RATE_RISE_PANELS", "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS",
+           "outcome_map_figure", "schedules_over_workable_figure", "rate_name", "placement_rates_figure",
+           "STEP_LOOKS", "CUT_LOOKS", "WHOLE_LOOK", "REDUCED_LOOKS", "constant_rates_figure", "workable_curve_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -131,38 +131,54 @@ CUT_LOOKS = {30: (PALETTE["orange"], "-.", "D"), 60: (PALETTE["blue"], "-", "o")
 WHOLE_LOOK = (PALETTE["navy"], "-", "v")
 
 
-def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: float):
-    """Two stacked panels of Post-LN's training loss (log scale) against the step, the mean over seeds
-    as a line with markers, the seeds' range as a band. Top: constant rates ``("constant", 0)`` and
-    ``("reduced", k)``. Bottom: the article's warmup cut at ``("cut", k)`` and whole
-    (``("linear", warmup)``), a short tick on the top edge at each cut. ``losses``:
-    ``{(kind, k): (seeds, steps)}`` (:func:`lnworked.stress.warmup_schedules.summarise`)."""
+#: The panels :func:`rate_rise_figure` can draw, top to bottom in this order.
+RATE_RISE_PANELS = ("constant", "cut")
+
+
+def rate_rise_figure(losses: dict, warmup: int, vocab_size: int, threshold: float, panels=RATE_RISE_PANELS):
+    """Stacked panels of Post-LN's training loss (log scale) against the step, the mean over seeds
+    as a line with markers, the seeds' range as a band. ``panels``: which of :data:`RATE_RISE_PANELS`
+    to draw, in that order whatever order they are given in: ``"constant"``, the constant rates
+    ``("constant", 0)`` and ``("reduced", k)``; ``"cut"``, the article's warmup cut at ``("cut", k)``
+    and whole (``("linear", warmup)``), a short tick on the top edge at each cut. ``losses``:
+    ``{(kind, k): (seeds, steps)}`` (:func:`lnworked.stress.warmup_schedules.summarise`); only the
+    runs of the panels drawn are needed."""
+    wanted = set(panels)
+    if not wanted or not wanted <= set(RATE_RISE_PANELS):
+        raise ValueError(f"panels: needs one or more of {RATE_RISE_PANELS}, got {tuple(panels)!r}")
+    panels = [name for name in RATE_RISE_PANELS if name in wanted]
     reduced = sorted(k for kind, k in losses if kind == "reduced")
     cuts = sorted(k for kind, k in losses if kind == "cut")
-    if ("constant", 0) not in losses or ("linear", warmup) not in losses or not reduced or not cuts:
-        raise ValueError("losses: needs ('constant', 0), ('linear', warmup) and at least one 'reduced' and one 'cut'")
-    fig, (top, bottom) = new_figure(WIDTH, 11.5, nrows=2)
-    every = losses[("constant", 0)].shape[1] // 6
-    for k in [1, *reduced]:
-        color, style, marker = REDUCED_LOOKS.get(k, (PALETTE["text"], "-", "x"))
-        line = loss_band(top, losses[("constant", 0) if k == 1 else ("reduced", k)], style, color,
-                         "η (full)" if k == 1 else f"η/{k}", 2.0, gid=f"reduced-{k}")
-        line.set(marker=marker, markevery=every, markersize=7)
-    bottom_runs = [*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))]
-    for k, name in bottom_runs:
-        color, style, marker = WHOLE_LOOK if name[0] == "linear" else CUT_LOOKS.get(k, (PALETTE["text"], ":", "x"))
-        label = f"k = {k}" + (" (whole)" if name[0] == "linear" else "")
-        line = loss_band(bottom, losses[name], style, color, label, 2.0, gid=f"cut-{k}")
-        line.set(marker=marker, markevery=every, markersize=7)
-        bottom.axvline(k, ymin=0.93, ymax=1.0, color=color, linewidth=3)
-    drawn = [losses[("constant", 0)], *(losses[("reduced", k)] for k in reduced), *(losses[n] for _, n in bottom_runs)]
+    if "constant" in panels and (("constant", 0) not in losses or not reduced):
+        raise ValueError("losses: the constant rates' panel needs ('constant', 0) and at least one 'reduced'")
+    if "cut" in panels and (("linear", warmup) not in losses or not cuts):
+        raise ValueError("losses: the cut warmups' panel needs ('linear', warmup) and at least one 'cut'")
+    runs = {"constant": [(k, ("constant", 0) if k == 1 else ("reduced", k)) for k in [1, *reduced]],
+            "cut": [*((k, ("cut", k)) for k in cuts), (warmup, ("linear", warmup))]}
+    fig, axes = new_figure(WIDTH, 5.75 * len(panels), nrows=len(panels))
+    axes = np.atleast_1d(axes)
+    every = losses[runs[panels[0]][0][1]].shape[1] // 6
+    drawn = [losses[name] for panel in panels for _, name in runs[panel]]
     low = min(threshold, min(float(np.nanmin(v)) for v in drawn))  # the curves drawn, not every schedule given
-    for ax, title in ((top, "a constant rate"), (bottom, "warmup, full rate from step k")):
+    for ax, panel in zip(axes, panels):
+        for k, name in runs[panel]:
+            if panel == "constant":
+                color, style, marker = REDUCED_LOOKS.get(k, (PALETTE["text"], "-", "x"))
+                label, gid = "η (full)" if k == 1 else f"η/{k}", f"reduced-{k}"
+            else:
+                whole = name[0] == "linear"
+                color, style, marker = WHOLE_LOOK if whole else CUT_LOOKS.get(k, (PALETTE["text"], ":", "x"))
+                label, gid = f"k = {k}" + (" (whole)" if whole else ""), f"cut-{k}"
+            line = loss_band(ax, losses[name], style, color, label, 2.0, gid=gid)
+            line.set(marker=marker, markevery=every, markersize=7)
+            if panel == "cut":
+                ax.axvline(k, ymin=0.93, ymax=1.0, color=color, linewidth=3)
         ax.set_yscale("log")
         ax.set_ylim(low / 2, 3 * np.log(vocab_size))
         uniform_guess(ax, vocab_size)
         ax.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
-        _style(ax, title, "step", "loss (nats)")
+        _style(ax, {"constant": "a constant rate", "cut": "warmup, full rate from step k"}[panel], "step",
+               "loss (nats)")
         ax.legend(fontsize=FONT_390["legend"], frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                   ncols=2, columnspacing=0.8, handlelength=1.8)
     return fig
