@@ -751,3 +751,27 @@ def test_placement_rates_figure_draws_each_seed_per_placement_and_rings_its_lowe
                 {"Pre-LN": {1: [0.0], 2: [1.0]}}):
         with pytest.raises(ValueError, match="^finals"):
             placement_rates_figure(bad, 90)
+
+
+def test_constant_rates_figure_draws_pre_ln_below_on_the_same_rate_axis():
+    finals = {8: [1.9, 2.0], 4: [0.8, 0.9], 2: [1.0, 1.2], 1: [3.0, 2.5]}
+    pre = {0.125: [2.5, 2.6], 1.0: [0.05, 0.04], 4.0: [0.002, 0.003], 2.0: [0.01, 0.004]}
+    fig = constant_rates_figure(finals, pre_ln=pre)
+    top, bottom = fig.axes[:2]
+    lines = {ln.get_gid(): ln for ln in bottom.get_lines() if ln.get_gid()}
+    assert np.allclose(lines["Pre-LN seed 1"].get_xdata(), [1 / 8, 1, 2, 4])
+    assert np.allclose(lines["Pre-LN seed 1"].get_ydata(), [2.6, 0.04, 0.004, 0.003])
+    (best,) = [c for c in bottom.collections if c.get_gid() == "Pre-LN best"]
+    assert np.allclose(best.get_offsets(), [[4, 0.002], [4, 0.003]])
+    (post_best,) = [c for c in top.collections if c.get_gid() == "Post-LN best"]
+    assert np.allclose(post_best.get_offsets(), [[1 / 4, 0.8], [1 / 4, 0.9]])
+    for ax in (top, bottom):  # one rate axis: every rate of either panel ticked on both
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["η/8", "η/4", "η/2", "η", "2η", "4η"]
+        assert top.get_xlim() == bottom.get_xlim()
+    # a legend per panel once squeezed both axes to a sliver of the width (read 180's build): one legend, below
+    fig.canvas.draw()
+    assert all(ax.get_position().width > 0.6 for ax in (top, bottom))
+    assert len(fig.legends) == 1 and not top.get_legend() and not bottom.get_legend()
+    for bad in ({}, {1.0: [1.0], 2.0: [1.0, 2.0]}):
+        with pytest.raises(ValueError, match="^pre_ln"):
+            constant_rates_figure(finals, pre_ln=bad)

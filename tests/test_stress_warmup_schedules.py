@@ -11,8 +11,9 @@ import pytest
 from lnworked.stress import StressConfig
 from lnworked.stress.config import default_runs, warmup_for
 from lnworked.stress.train import train
-from lnworked.stress.warmup_schedules import (GRID, HOLD_DIVISORS, HOLDS, full_rate_from, held_rates, learns, read_schedule_csv, schedule_losses,
-                                              schedule_rates, schedule_rows, summarise, write_schedule_csv)
+from lnworked.stress.warmup_schedules import (GRID, HOLD_DIVISORS, HOLDS, PRE_RATES, constant_ratio, full_rate_from,
+                                              held_rates, learns, read_schedule_csv, schedule_losses, schedule_rates,
+                                              schedule_rows, summarise, write_schedule_csv)
 
 TINY = StressConfig(layers=1, steps=3, batch_size=4, sequence_length=8)
 
@@ -31,6 +32,13 @@ def test_schedule_rates_follow_their_definitions():
     linear = schedule_rates(("linear", 20), config)
     assert np.allclose(linear, [eta * min(1, s / 20) for s in range(1, config.steps + 1)])
     assert np.allclose(schedule_rates(("reduced", 4), config), eta / 4)
+    assert np.allclose(schedule_rates(("raised", 4), config), 4 * eta)
+    assert full_rate_from(("raised", 2)) is None and full_rate_from(("reduced", 2)) is None
+    # the constant schedules' rate over eta is what schedule_rates gives them
+    for schedule in PRE_RATES:
+        assert np.allclose(schedule_rates(schedule, config) / eta, constant_ratio(schedule))
+    with pytest.raises(ValueError, match="^schedule"):
+        constant_ratio(("linear", 20))
     cut = schedule_rates(("cut", 30), config)
     assert np.allclose(cut, [eta * s / warm if s <= 30 else eta for s in range(1, config.steps + 1)])
     quarter = schedule_rates(("quarter", 60), config)
@@ -42,7 +50,7 @@ def test_schedule_rates_follow_their_definitions():
 
 
 @pytest.mark.parametrize("schedule", [("cosine", 5), ("held", 0), ("linear", 500), ("constant", 3), ("reduced", 1),
-                                      ("cut", 0), ("cut", 121), ("half", 0), ("quarter", 181)])
+                                      ("raised", 1), ("cut", 0), ("cut", 121), ("half", 0), ("quarter", 181)])
 def test_schedule_rates_reject_bad_schedules_naming_them(schedule):
     with pytest.raises(ValueError, match="^schedule"):
         schedule_rates(schedule, StressConfig())
@@ -63,6 +71,20 @@ def test_constant_and_linear_runs_are_the_stress_tests_own():
     post, post_warm = (runs[spec.name].loss for spec in default_runs(TINY)[1:])
     assert np.allclose(mine[("constant", 0)][0], post, rtol=1e-5)
     assert np.allclose(mine[("linear", warm)][0], post_warm, rtol=1e-5)
+
+
+def test_pre_norm_runs_are_the_stress_tests_own_pre_ln_run():
+    """With ``pre_norm`` the constant-rate run is the article's Pre-LN run trained by ``train``; a
+    placement that is not a bool is refused, naming the argument."""
+    mine = schedule_losses([("constant", 0)], [TINY.seed], TINY, pre_norm=True)
+    runs = {r.spec.name: r for r in train(TINY, device="cpu").runs}
+    pre = runs[default_runs(TINY)[0].name].loss
+    assert default_runs(TINY)[0].pre_norm
+    assert np.allclose(mine[("constant", 0)][0], pre, rtol=1e-5)
+    post = schedule_losses([("constant", 0)], [TINY.seed], TINY)
+    assert not np.allclose(mine[("constant", 0)], post[("constant", 0)], rtol=1e-3)
+    with pytest.raises(ValueError, match="^pre_norm"):
+        schedule_losses([("constant", 0)], [TINY.seed], TINY, pre_norm="pre")
 
 
 def test_rows_round_trip_through_csv_and_summarise(tmp_path):
@@ -96,6 +118,24 @@ def test_stored_schedules_cover_the_grid_and_the_constant_rate_matches_the_deepn
     deepnorm = summarise_deepnorm(committed_deepnorm()[0])["Post-LN"]
     assert deepnorm["seeds"] == seeds
     assert np.allclose(losses[("constant", 0)][:, :5], deepnorm["loss"][:, :5], rtol=1e-4)
+
+
+def test_stored_pre_ln_rates_cover_their_grid_and_the_full_rate_matches_the_deepnorm_runs():
+    """Pre-LN at every constant rate of PRE_RATES on seeds 7-17, all 180 steps, finite; every rate of a
+    seed starts from the same initial weights and first batch (one loss at step 1); at the full rate the
+    runs are the stored DeepNorm table's Pre-LN runs on the seeds both have, trained at another time."""
+    from lnworked.stress.committed import committed_deepnorm, committed_warmup_pre_rates
+    from lnworked.stress.deepnorm import summarise as summarise_deepnorm
+
+    seeds, losses = summarise(committed_warmup_pre_rates()[0])
+    assert set(losses) == set(PRE_RATES) and seeds == list(range(7, 18))
+    assert all(v.shape == (len(seeds), StressConfig().steps) and np.isfinite(v).all() for v in losses.values())
+    first = np.stack([v[:, 0] for v in losses.values()])
+    assert np.allclose(first, first[0], rtol=1e-5)
+    deepnorm = summarise_deepnorm(committed_deepnorm()[0])["Pre-LN"]
+    common = [seeds.index(seed) for seed in deepnorm["seeds"]]
+    assert len(common) == len(deepnorm["seeds"]) >= 3
+    assert np.allclose(losses[("constant", 0)][common, :5], deepnorm["loss"][:, :5], rtol=1e-4)
 
 
 def test_holds_on_more_seeds_cover_the_same_grid_on_seeds_the_holds_do_not_use():

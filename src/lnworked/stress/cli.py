@@ -421,6 +421,13 @@ def run_warmup_holds(args) -> int:
     return _run_stored(args, "warmup-holds", lambda s: schedule_rows(s, HOLDS), write_schedule_csv)
 
 
+def run_warmup_pre_rates(args) -> int:
+    from lnworked.stress.warmup_schedules import PRE_RATES, schedule_rows, write_schedule_csv
+
+    return _run_stored(args, "warmup-pre-rates", lambda s: schedule_rows(s, PRE_RATES, pre_norm=True),
+                       write_schedule_csv)
+
+
 def run_warmup_swap(args) -> int:
     from lnworked.stress.state_swap import swap_rows, write_swap_csv
 
@@ -536,6 +543,12 @@ STORED_COMMANDS = (
      "linear warmups of 5-120 steps, at constant rates 2, 4 and 8 times smaller, and with "
      "the article's warmup cut at step 30, 60 or 90; writes warmup-schedules.csv.",
      run_warmup_schedules),
+    ("warmup-pre-rates",
+     "Pre-LN trained at constant rates from eta/8 to 4 eta, no warmup",
+     "The 180-step training loss of Pre-LN at the article's settings at constant rates 8, 4 and 2 "
+     "times smaller than the full rate, the full rate, and 2 and 4 times larger, from its initial "
+     "weights (no warmup); writes warmup-pre-rates.csv.",
+     run_warmup_pre_rates),
     ("warmup-holds",
      "Post-LN with its first steps at a moderate constant rate, then the full rate at once",
      "The 180-step training loss of Post-LN at the article's settings with its first 20 or "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "committed_step_response",
            "committed_deepnorm", "committed_warmup_sharpness", "committed_first_step", "committed_branch_scale", "committed_family",
-           "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_arrival", "committed_warmup_holds_arrival",
+           "committed_warmup_schedules", "committed_warmup_holds", "committed_warmup_pre_rates", "committed_warmup_arrival", "committed_warmup_holds_arrival",
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
            "committed_warmup_workable", "committed_warmup_workable_sharpness",
            "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
@@ -101,6 +101,15 @@ def committed_warmup_schedules(folder=None):
     from lnworked.stress.warmup_schedules import read_schedule_csv
 
     return _read("warmup-schedules.csv", "warmup-schedules-provenance.json", folder, read_schedule_csv)
+
+
+def committed_warmup_pre_rates(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-pre-rates`` (``warmup-pre-rates.csv``,
+    :func:`~lnworked.stress.warmup_schedules.read_schedule_csv`'s rows: Pre-LN at the constant rates of
+    :data:`~lnworked.stress.warmup_schedules.PRE_RATES`), or of ``folder``'s."""
+    from lnworked.stress.warmup_schedules import read_schedule_csv
+
+    return _read("warmup-pre-rates.csv", "warmup-pre-rates-provenance.json", folder, read_schedule_csv)
 
 
 def committed_warmup_holds(folder=None):

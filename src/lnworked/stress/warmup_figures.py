@@ -285,15 +285,15 @@ def outcome_map_figure(groups, seeds, threshold: float, split_after=None):
     return fig
 
 
-def _losses_by_rate(by_ratio: dict, what: str):
+def _losses_by_rate(by_ratio: dict, what: str, argument: str = "finals"):
     """``(ratios, table)`` of ``by_ratio`` = ``{ratio: final losses, one per seed}``: the ratios (rate over the
     full rate) in rising order and the losses as a (rates, seeds) array; ``ValueError`` naming ``finals``
-    (``what`` says which entry) unless every rate has one positive loss per seed, the same seeds."""
+    (or ``argument``; ``what`` says which entry) unless every rate has one positive loss per seed, the same seeds."""
     ratios = sorted(float(r) for r in by_ratio)
     table = [np.ravel(np.asarray(by_ratio[r], float)) for r in sorted(by_ratio, key=float)]
     if not ratios or any(r <= 0 for r in ratios) or len({v.size for v in table}) != 1 or table[0].size == 0 \
             or any(np.any(v <= 0) for v in table):
-        raise ValueError(f"finals: {what} needs one positive final loss per seed at every rate, the same seeds")
+        raise ValueError(f"{argument}: {what} needs one positive final loss per seed at every rate, the same seeds")
     return np.array(ratios), np.stack(table)
 
 
@@ -304,27 +304,39 @@ def _ring_lowest(ax, ratios, table, color, gid: str, size: float, label=None):
                linewidth=2, zorder=3, gid=gid, label=label)
 
 
-def constant_rates_figure(finals: dict):
+def constant_rates_figure(finals: dict, pre_ln: dict | None = None):
     """Where each constant rate ends, seed by seed: ``finals`` = ``{divisor d: final losses, one per
-    seed}`` of runs at the constant rate ``eta / d`` from the same initial weights. One thin line per
-    seed across the rates (log-2 axis, ticked ``eta / d``), its lowest point ringed: the best constant
-    rate of that seed, up to which every rate is workable. Final loss on a log axis."""
+    seed}`` of Post-LN's runs at the constant rate ``eta / d`` from the same initial weights. One thin line
+    per seed across the rates (log-2 axis, ticked ``eta / d``), its lowest point ringed: the best constant
+    rate of that seed, up to which every rate is workable. Final loss on a log axis. ``pre_ln``, if given:
+    ``{ratio: final losses, one per seed}`` of Pre-LN's runs at ``ratio`` times ``eta``, drawn the same way in
+    a second panel below, on the same rate axis (ticked at every rate of either panel)."""
     if not finals:
         raise ValueError("finals: needs at least one {divisor: final losses}")
-    rates, table = _losses_by_rate({1 / int(d): v for d, v in finals.items()}, "every divisor")
-    fig, ax = new_figure(WIDTH, 5.2)
-    for seed in range(table.shape[1]):
-        ax.plot(rates, table[:, seed], "-", color=PALETTE["grey"], linewidth=1.2, marker="o", markersize=4,
-                gid=f"seed {seed}")
-    _ring_lowest(ax, rates, table, PALETTE["navy"], "best", 110, label="each seed's best rate")
-    ax.plot([], [], "-", color=PALETTE["grey"], marker="o", markersize=4, label="one random seed")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(rates, [rate_name(r) for r in rates])
-    ax.set_xticks([], minor=True)
-    ax.set_yscale("log")
-    _log_ticks(ax.yaxis)
-    _style(ax, "Where each constant rate ends", "constant rate", "final loss (nats)")
-    _legend_below(fig, ax)
+    panels = [("Post-LN", _losses_by_rate({1 / int(d): v for d, v in finals.items()}, "every divisor"))]
+    if pre_ln is not None:
+        if not pre_ln:
+            raise ValueError("pre_ln: needs at least one {ratio: final losses}, or None")
+        panels.append(("Pre-LN", _losses_by_rate(pre_ln, "Pre-LN", argument="pre_ln")))
+    fig, axes = new_figure(WIDTH, 5.2 * len(panels), nrows=len(panels))
+    axes = np.atleast_1d(axes)
+    ticks = sorted({float(r) for _, (rates, _) in panels for r in rates})
+    for ax, (placement, (rates, table)) in zip(axes, panels):
+        for seed in range(table.shape[1]):
+            ax.plot(rates, table[:, seed], "-", color=PALETTE["grey"], linewidth=1.2, marker="o", markersize=4,
+                    gid=f"{placement} seed {seed}" if pre_ln is not None else f"seed {seed}")
+        _ring_lowest(ax, rates, table, PALETTE["navy"], f"{placement} best" if pre_ln is not None else "best", 110,
+                     label="each seed's best rate")
+        ax.plot([], [], "-", color=PALETTE["grey"], marker="o", markersize=4, label="one random seed")
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(ticks[0] / 1.4, ticks[-1] * 1.4)
+        ax.set_xticks(ticks, [rate_name(r) for r in ticks])
+        ax.set_xticks([], minor=True)
+        ax.set_yscale("log")
+        _log_ticks(ax.yaxis)
+        title = "Where each constant rate ends" if pre_ln is None else f"{placement}: where each rate ends"
+        _style(ax, title, "constant rate", "final loss (nats)")
+    _legend_below(fig, axes[0])  # one legend for both panels: they draw alike
     return fig
 
 

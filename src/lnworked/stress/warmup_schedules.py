@@ -1,8 +1,8 @@
 """Which part of warmup Post-LN needs: runs that differ only in their rate schedule.
 
 Every run is the stress test's Post-LN (the article's model, batches and AdamW, from
-``PRNGKey(seed)``'s initial weights) trained for ``config.steps`` steps; only the rate of each
-step differs. Two families of schedules, beside the constant rate ``eta`` (the failing run):
+``PRNGKey(seed)``'s initial weights; Pre-LN where ``pre_norm`` is set) trained for ``config.steps``
+steps; only the rate of each step differs. Two families of schedules, beside the constant rate ``eta`` (the failing run):
 
 * **held**: the first ``k`` steps at warmup's first rate ``eta / s_warm``, then ``eta`` at once,
   :func:`held_rates`. If the first steps alone were why the constant-rate run fails, a few
@@ -11,6 +11,8 @@ step differs. Two families of schedules, beside the constant rate ``eta`` (the f
   (:func:`lnworked.stress.optim.learning_rates`), the article's with ``k = s_warm``;
 * **reduced**: a constant rate ``k`` times smaller, ``eta_s = eta / k`` (``k >= 2``): does Post-LN
   learn from its initial weights at a lower rate?
+* **raised**: a constant rate ``k`` times larger, ``eta_s = k eta`` (``k >= 2``), for Pre-LN, whose best
+  constant rate lies above ``eta`` (:data:`PRE_RATES`);
 * **cut**: the article's warmup cut short at step ``k``, ``eta_s = eta s / s_warm`` for ``s <= k``,
   then ``eta`` at once (``k <= s_warm``; ``k = s_warm`` is the article's warmup): from which step of
   the warmup on does the full rate work?
@@ -36,12 +38,12 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import train_runs
 from lnworked.validation import check_int
 
-__all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
+__all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "PRE_RATES", "constant_ratio", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
            "write_schedule_csv", "read_schedule_csv", "summarise", "join_seeds"]
 
 #: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
 #: ``("cut", k)``, ``("half", k)``, ``("quarter", k)``, ``("eighth", k)``.
-SCHEDULES = ("constant", "held", "linear", "reduced", "cut", "half", "quarter", "eighth")
+SCHEDULES = ("constant", "held", "linear", "reduced", "raised", "cut", "half", "quarter", "eighth")
 #: The rate divisor of each moderate hold: its first ``k`` steps at ``eta / divisor``.
 HOLD_DIVISORS = {"half": 2, "quarter": 4, "eighth": 8}
 #: The schedules the book stores: the constant rate, 1 to 120 held steps, linear warmups of 5 to 120
@@ -52,6 +54,9 @@ GRID = (("constant", 0), ("held", 1), ("held", 5), ("held", 20), ("held", 60), (
 #: The moderate holds the book stores (``lnworked stress warmup-holds``): the first 20 or 60 steps at
 #: ``eta / 2``, ``eta / 4`` or ``eta / 8``, then ``eta`` at once.
 HOLDS = tuple((kind, k) for kind in HOLD_DIVISORS for k in (20, 60))
+#: The constant rates Pre-LN is trained at (``lnworked stress warmup-pre-rates``): eta / 8 to 4 eta, by
+#: factors of 2, the Post-LN grid's rates and two above the full rate.
+PRE_RATES = (("reduced", 8), ("reduced", 4), ("reduced", 2), ("constant", 0), ("raised", 2), ("raised", 4))
 
 
 def held_rates(rate: float, steps: int, held: int, first: float) -> np.ndarray:
@@ -67,14 +72,14 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
     """The rates of ``schedule`` = ``(kind, k)`` over ``config.steps`` steps (see the module):
     ``("constant", 0)``; ``("held", k)``, the first ``k`` steps at ``eta / s_warm`` with the
     article's ``s_warm`` (:func:`~lnworked.stress.config.warmup_for`); ``("linear", k)``;
-    ``("reduced", k)``, ``eta / k`` at every step; ``("cut", k)``, the article's linear warmup up
+    ``("reduced", k)``, ``eta / k`` at every step; ``("raised", k)``, ``k eta`` at every step; ``("cut", k)``, the article's linear warmup up
     to step ``k``, then ``eta``; ``("quarter", k)`` (``"half"``, ``"eighth"``), the first ``k`` steps
     at ``eta / 4`` (``/ 2``, ``/ 8``), then ``eta``."""
     kind, k = schedule
     if kind not in SCHEDULES:
         raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
     warm = warmup_for(config.steps)
-    minimum = {"constant": 0, "reduced": 2}.get(kind, 1)
+    minimum = {"constant": 0, "reduced": 2, "raised": 2}.get(kind, 1)
     k = check_int(k, "schedule", minimum=minimum, maximum=warm if kind == "cut" else config.steps)
     if kind == "constant" and k:
         raise ValueError(f"schedule: a constant rate has k = 0, got {k}")
@@ -85,6 +90,8 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
         return held_rates(eta, config.steps, k, eta / HOLD_DIVISORS[kind])
     if kind == "reduced":
         return np.full(config.steps, eta / k)
+    if kind == "raised":
+        return np.full(config.steps, eta * k)
     if kind == "cut":
         rates = learning_rates(eta, config.steps, warm)
         rates[k:] = eta
@@ -94,20 +101,35 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
 
 def full_rate_from(schedule: tuple[str, int]) -> int | None:
     """How many steps ``schedule`` = ``(kind, k)`` takes before its rate is the full rate ``eta``:
-    0 for the constant rate, ``k`` for ``held``, ``cut``, ``linear`` and the moderate holds; ``None`` for ``reduced``,
-    which never reaches it. The run meets ``eta`` first at step ``full_rate_from + 1``, with the
+    0 for the constant rate, ``k`` for ``held``, ``cut``, ``linear`` and the moderate holds; ``None`` for ``reduced``
+    and ``raised``, which never take it. The run meets ``eta`` first at step ``full_rate_from + 1``, with the
     weights after ``full_rate_from`` updates."""
     kind, k = schedule
     if kind not in SCHEDULES:
         raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
-    return None if kind == "reduced" else {"constant": 0}.get(kind, k)
+    return None if kind in ("reduced", "raised") else {"constant": 0}.get(kind, k)
+
+
+def constant_ratio(schedule: tuple[str, int]) -> float:
+    """The rate of a constant schedule over ``eta``: 1 for ``("constant", 0)``, ``1 / k`` for
+    ``("reduced", k)``, ``k`` for ``("raised", k)``; a ``ValueError`` for a schedule whose rate changes."""
+    kind, k = schedule
+    if kind == "constant":
+        return 1.0
+    if kind == "reduced":
+        return 1.0 / k
+    if kind == "raised":
+        return float(k)
+    raise ValueError(f"schedule: {schedule!r} is not a constant rate (constant, reduced or raised)")
 
 
 def schedule_losses(schedules: Sequence[tuple[str, int]], seeds: Sequence[int],
-                    config: StressConfig | None = None) -> dict[tuple[str, int], np.ndarray]:
-    """``{schedule: losses (seeds, steps)}``: Post-LN's training loss at every step under each
-    schedule of ``schedules`` (distinct ``(kind, k)`` pairs, :func:`schedule_rates`), for each
-    seed's initial weights and the article's batches; a run that turns non-finite is NaN from then."""
+                    config: StressConfig | None = None, pre_norm: bool = False) -> dict[tuple[str, int], np.ndarray]:
+    """``{schedule: losses (seeds, steps)}``: Post-LN's (Pre-LN's if ``pre_norm``) training loss at every
+    step under each schedule of ``schedules`` (distinct ``(kind, k)`` pairs, :func:`schedule_rates`), for
+    each seed's initial weights and the article's batches; a run that turns non-finite is NaN from then."""
+    if not isinstance(pre_norm, bool):
+        raise ValueError(f"pre_norm: must be True (Pre-LN) or False (Post-LN), got {pre_norm!r}")
     config = StressConfig() if config is None else config
     schedules = [tuple(s) for s in schedules]
     if not schedules or len(set(schedules)) != len(schedules):
@@ -116,7 +138,7 @@ def schedule_losses(schedules: Sequence[tuple[str, int]], seeds: Sequence[int],
     seeds = check_seeds(seeds)
     runs = [(s, seed) for s in schedules for seed in seeds]
     sources, targets = make_batches(config)
-    losses, _, _ = train_runs(config, [False] * len(runs), [seed for _, seed in runs], sources, targets,
+    losses, _, _ = train_runs(config, [pre_norm] * len(runs), [seed for _, seed in runs], sources, targets,
                               np.stack([rates[s] for s, _ in runs]))
     out = np.full((len(runs), config.steps), np.nan)
     for i, loss in enumerate(losses):
@@ -132,11 +154,11 @@ def learns(final_losses, threshold: float) -> bool:
 
 
 def schedule_rows(seeds: Sequence[int], schedules: Sequence[tuple[str, int]] = GRID,
-                  config: StressConfig | None = None) -> list[dict]:
+                  config: StressConfig | None = None, pre_norm: bool = False) -> list[dict]:
     """Rows ``{kind, k, seed, step, loss}``, one per step (1-based) of every run of :func:`schedule_losses`."""
     seeds = check_seeds(seeds)
     rows = []
-    for (kind, k), losses in schedule_losses(schedules, seeds, config).items():
+    for (kind, k), losses in schedule_losses(schedules, seeds, config, pre_norm).items():
         for seed, loss in zip(seeds, losses):
             rows += [{"kind": kind, "k": k, "seed": seed, "step": step, "loss": float(value)}
                      for step, value in enumerate(loss, start=1)]
