@@ -24,22 +24,36 @@ def _losses(rows):
     return seeds, steps, out
 
 
-def test_committed_swap_runs_with_their_own_state_are_the_committed_holds():
-    """The diagonal (weights and Adam state of the same hold) is that hold, trained another time and
-    stored in ``warmup-holds.csv``: the same losses after the jump, to float32 rounding."""
-    from lnworked.stress.committed import committed_warmup_holds, committed_warmup_swap
+#: The committed tables and the holds they continue: random seeds 7-9, and the eight more, 10-17.
+STORED = [("committed_warmup_swap", "committed_warmup_graft", "committed_warmup_holds"),
+          ("committed_warmup_swap_more_seeds", "committed_warmup_graft_more_seeds", "committed_warmup_holds_more_seeds")]
+#: How closely each table's diagonal (each hold trained again) follows the stored holds: seeds 7-9 were
+#: trained with the runs batched alike and agree at every step; seeds 10-17 were not (float32 sums in another
+#: order), and Post-LN spreads that difference, so they agree only at the first full-rate step, the eta/4 hold to
+#: 1e-5 and the eta/2 hold, after 60 steps past its best rate, to 2 %.
+DIAGONAL = {"committed_warmup_holds": (None, {"half": 1e-5, "quarter": 1e-5}),
+            "committed_warmup_holds_more_seeds": (1, {"half": 2e-2, "quarter": 1e-4})}
 
-    rows, about = committed_warmup_swap()
+
+@pytest.mark.parametrize("swap_name, _, holds_name", STORED)
+def test_committed_swap_runs_with_their_own_state_are_the_committed_holds(swap_name, _, holds_name):
+    """The diagonal (weights and Adam state of the same hold) is that hold, trained another time and
+    stored in ``warmup-holds.csv`` (or, for seeds 10-17, ``warmup-holds-more-seeds.csv``): the same losses
+    after the jump, as closely as :data:`DIAGONAL` says."""
+    from lnworked.stress import committed
+
+    rows, about = getattr(committed, swap_name)()
     assert about["rows"] == len(rows) and "warmup-swap" in about["command"]
     seeds, steps, swapped = _losses(rows)
-    hold_seeds, holds = summarise(committed_warmup_holds()[0])
+    hold_seeds, holds = summarise(getattr(committed, holds_name)()[0])
     k = full_rate_from(SWAP_PAIR[0])
     assert steps == list(range(k + 1, StressConfig().steps + 1)) and seeds == hold_seeds
     kinds = [kind for kind, _ in SWAP_PAIR]
     assert set(swapped) == {(a, b) for a in kinds for b in kinds}
+    steps_compared, rtol = DIAGONAL[holds_name]
     for kind, _ in SWAP_PAIR:
         own = holds[(kind, k)][:, k:]
-        assert np.allclose(swapped[kind, kind], own, rtol=1e-5), kind
+        assert np.allclose(swapped[kind, kind][:, :steps_compared], own[:, :steps_compared], rtol=rtol[kind]), kind
     # and the exchange changes the runs: each off-diagonal run differs from both of its parents
     for a in kinds:
         for b in kinds:
@@ -124,14 +138,16 @@ def test_an_unknown_graft_group_is_refused(groups):
         graft_rows([7], SWAP_PAIR, groups)
 
 
-def test_committed_grafts_keep_the_committed_holds():
-    """Group "none" of the committed grafts is each hold itself: the losses of warmup-holds.csv after the
-    jump, to float32 rounding; every other group moves the run."""
-    from lnworked.stress.committed import committed_warmup_graft, committed_warmup_holds
+@pytest.mark.parametrize("_, graft_name, holds_name", STORED)
+def test_committed_grafts_keep_the_committed_holds(_, graft_name, holds_name):
+    """Group "none" of the committed grafts is each hold itself: the losses of warmup-holds.csv (or
+    warmup-holds-more-seeds.csv) after the jump, as closely as :data:`DIAGONAL` says; every other group moves
+    the run."""
+    from lnworked.stress import committed
 
-    rows, about = committed_warmup_graft()
+    rows, about = getattr(committed, graft_name)()
     assert about["rows"] == len(rows) and "warmup-graft" in about["command"]
-    hold_seeds, holds = summarise(committed_warmup_holds()[0])
+    hold_seeds, holds = summarise(getattr(committed, holds_name)()[0])
     k = full_rate_from(SWAP_PAIR[0])
     runs = {}
     for r in rows:
@@ -140,9 +156,10 @@ def test_committed_grafts_keep_the_committed_holds():
     assert set(runs) == ({(a, a, "none") for a in kinds}
                          | {(a, b, g) for a in kinds for b in kinds if a != b for g in GRAFT_GROUPS})
     steps = range(k + 1, StressConfig().steps + 1)
+    steps_compared, rtol = DIAGONAL[holds_name]
     for kind in kinds:
         own = np.array([[runs[kind, kind, "none"][seed, step] for step in steps] for seed in hold_seeds])
-        assert np.allclose(own, holds[(kind, k)][:, k:], rtol=1e-5), kind
+        assert np.allclose(own[:, :steps_compared], holds[(kind, k)][:, k:][:, :steps_compared], rtol=rtol[kind]), kind
     for (a, b, g), losses in runs.items():
         if g != "none":
             assert max(abs(losses[key] - runs[a, a, "none"][key]) for key in losses) > 1e-3, (a, g)

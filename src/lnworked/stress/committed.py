@@ -22,6 +22,7 @@ __all__ = ["committed_sweep", "committed_sweep_steps", "committed_seed_runs", "c
            "committed_warmup_divisor_split", "committed_warmup_swap", "committed_warmup_graft",
            "committed_warmup_workable", "committed_warmup_workable_sharpness",
            "committed_warmup_holds_more_seeds", "committed_warmup_schedules_more_seeds",
+           "committed_warmup_swap_more_seeds", "committed_warmup_graft_more_seeds",
            "provenance_markdown", "provenance_table"]
 
 
@@ -207,6 +208,23 @@ def committed_warmup_graft(folder=None):
     from lnworked.stress.state_swap import read_graft_csv
 
     return _read("warmup-graft.csv", "warmup-graft-provenance.json", folder, read_graft_csv)
+
+
+def committed_warmup_swap_more_seeds(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-swap`` on the eight more seeds 10 to 17
+    of :func:`committed_warmup_holds_more_seeds` (``warmup-swap-more-seeds.csv``, the rows of
+    :func:`committed_warmup_swap`), or of ``folder``'s."""
+    from lnworked.stress.state_swap import read_swap_csv
+
+    return _read("warmup-swap-more-seeds.csv", "warmup-swap-more-seeds-provenance.json", folder, read_swap_csv)
+
+
+def committed_warmup_graft_more_seeds(folder=None):
+    """``(rows, provenance)`` of the committed ``lnworked stress warmup-graft`` on the eight more seeds 10 to 17
+    (``warmup-graft-more-seeds.csv``, the rows of :func:`committed_warmup_graft`), or of ``folder``'s."""
+    from lnworked.stress.state_swap import read_graft_csv
+
+    return _read("warmup-graft-more-seeds.csv", "warmup-graft-more-seeds-provenance.json", folder, read_graft_csv)
 
 
 def committed_warmup_workable(folder=None, at=None):
