@@ -13,7 +13,7 @@ import time
 import pytest
 from selenium.webdriver.common.by import By
 
-from test_browser import HTML, PAGES, browser, driver, load, server  # noqa: F401  (fixtures)
+from test_browser import HTML, PAGES, browser, driver, load, load_url, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.slow
 
@@ -229,3 +229,42 @@ def test_chapter_6_schedule_explorer_marks_the_learned_loss_under_the_uniform_gu
     assert len(panels["loss"]) == 2, panels
     uniform, learned = panels["loss"]
     assert learned > uniform, panels
+
+
+def _shown_at(browser, target_id: str) -> bool:
+    """Whether the element is displayed and at least partly inside the window."""
+    return browser.execute_script("""
+const el = document.getElementById(arguments[0]);
+if (!el || el.offsetParent === null) return false;
+const box = el.getBoundingClientRect();
+return box.bottom > 0 && box.top < window.innerHeight;
+""", target_id)
+
+
+def test_a_link_into_a_closed_fold_opens_the_fold(browser, server):
+    """Reads 182-183: a link to a figure inside a closed fold led to a blank spot. Opening a page at such an
+    anchor, and following such a link on the page, opens every fold around the target and shows it; a
+    forecast's answer stays closed when nothing links into it."""
+    name = "chapters/05_warmup_over_training"
+    target = "ch5w-fig-schedules"  # a figure in the fold "every schedule, every seed", linked from an exercise
+    load(browser, server, name)
+    assert not _shown_at(browser, target), "the folded figure is visible before any link is followed"
+    links = [a for a in browser.find_elements(By.CSS_SELECTOR, f"a[href$='#{target}']") if a.is_displayed()]
+    assert links, "no visible link to the folded figure"
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", links[0])
+    links[0].click()
+    deadline = time.time() + 3
+    while not _shown_at(browser, target) and time.time() < deadline:
+        time.sleep(0.05)
+    assert _shown_at(browser, target), "following the link did not open the fold"
+    # the fold's own button now says it is open, as after a reader's click
+    fold = browser.find_element(By.ID, target).find_element(By.XPATH, "ancestor::div[contains(@class, 'toggle')][1]")
+    assert fold.find_element(By.CSS_SELECTOR, "button.toggle-button").get_attribute("aria-expanded") == "true"
+    # opened at the anchor from another page's link: the same
+    load_url(browser, server, server.url(f"{name}.html") + f"#{target}")
+    deadline = time.time() + 3
+    while not _shown_at(browser, target) and time.time() < deadline:
+        time.sleep(0.05)
+    assert _shown_at(browser, "ch5w-fig-schedules")
+    answer = browser.find_element(By.CSS_SELECTOR, "#forecast-ch5w-holds .dropdown")
+    assert "toggle-hidden" in answer.get_attribute("class"), "an answer nothing links to was opened"
