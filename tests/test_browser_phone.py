@@ -377,3 +377,19 @@ def test_phone_figure_in_a_fold_is_nearly_as_wide_as_in_the_text(browser, server
     assert found["main"] and found["folded"], found
     narrow = [f for f in found["folded"] if f[1] < 0.9 * found["main"]]
     assert not narrow, f"{name}: folded figures under 90 % of {found['main']:.0f} px at {PHONE[0]} px: {narrow}"
+
+
+WIDE_CODE_JS = """
+return [...document.querySelectorAll('.bd-article div.highlight pre')]
+  .filter(b => b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1)
+  .map(b => b.innerText.split('\\n').sort((a, c) => c.length - a.length)[0].slice(0, 60));
+"""
+
+
+@pytest.mark.parametrize("name", ["chapters/05_why_warmup", "chapters/05_warmup_over_training",
+                                  "chapters/05_rate_threshold", "chapters/05_threshold_runs"])
+def test_phone_code_blocks_wrap_instead_of_scrolling(browser, server, name):
+    """Reads 178, 181: at 390 px the exercises' code blocks scrolled sideways. Every code block, folds
+    opened, now fits its box (book/_static/code.css wraps long lines on a phone)."""
+    load(browser, server, name, *PHONE)
+    assert browser.execute_script(WIDE_CODE_JS) == []
