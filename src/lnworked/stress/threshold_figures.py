@@ -101,7 +101,7 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
         x, y = np.asarray(products, float), np.asarray(finals, float)
         if x.ndim != 1 or x.shape != y.shape or x.size == 0 or np.any(x <= 0) or np.any(y <= 0):
             raise ValueError(f"groups: {label!r} needs as many positive products as positive final losses")
-        ax.scatter(x / threshold, y, marker=marker, s=60, color=color, edgecolor="white", linewidth=0.6,
+        ax.scatter(x / threshold, y, marker=marker, s=110, color=color, edgecolor="white", linewidth=0.6,
                    label=label, gid=label, zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
