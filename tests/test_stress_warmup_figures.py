@@ -688,6 +688,9 @@ def test_constant_rates_figure_draws_each_seed_and_rings_its_lowest_rate():
     assert np.allclose(best.get_offsets(), [[1 / 4, 0.8], [1, 0.04], [1 / 2, 0.6]])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["η/8", "η/4", "η/2", "η"]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    # shaded: the rates workable in every seed, from the left edge up to the lowest seed's best rate (eta/4)
+    (shade,) = [p for p in ax.patches if p.get_gid() == "workable"]
+    assert np.isclose(shade.get_x() + shade.get_width(), 1 / 4) and shade.get_x() <= 1 / 8
     for bad in ({}, {1: [1.0], 2: [1.0, 2.0]}, {1: [0.0], 2: [1.0]}):
         with pytest.raises(ValueError, match="^finals"):
             constant_rates_figure(bad)

@@ -308,7 +308,8 @@ def constant_rates_figure(finals: dict, pre_ln: dict | None = None):
     """Where each constant rate ends, seed by seed: ``finals`` = ``{divisor d: final losses, one per
     seed}`` of Post-LN's runs at the constant rate ``eta / d`` from the same initial weights. One thin line
     per seed across the rates (log-2 axis, ticked ``eta / d``), its lowest point ringed: the best constant
-    rate of that seed, up to which every rate is workable. Final loss on a log axis. ``pre_ln``, if given:
+    rate of that seed, up to which every rate is workable; the rates workable in every seed (up to the lowest
+    seed's best rate) are shaded. Final loss on a log axis. ``pre_ln``, if given:
     ``{ratio: final losses, one per seed}`` of Pre-LN's runs at ``ratio`` times ``eta``, drawn the same way in
     a second panel below, on the same rate axis (ticked at every rate of either panel)."""
     if not finals:
@@ -330,6 +331,10 @@ def constant_rates_figure(finals: dict, pre_ln: dict | None = None):
         ax.plot([], [], "-", color=PALETTE["grey"], marker="o", markersize=4, label="one random seed")
         ax.set_xscale("log", base=2)
         ax.set_xlim(ticks[0] / 1.4, ticks[-1] * 1.4)
+        workable_to = float(np.min(np.asarray(rates)[np.argmin(table, axis=0)]))  # the lowest seed's best rate
+        ax.axvspan(ticks[0] / 1.4, workable_to, color=PALETTE["blue"], alpha=0.10, linewidth=0, zorder=0,
+                   gid=f"{placement} workable" if pre_ln is not None else "workable",
+                   label="workable in every seed (up to the best rate)")
         ax.set_xticks(ticks, [rate_name(r) for r in ticks])
         ax.set_xticks([], minor=True)
         ax.set_yscale("log")
