@@ -728,20 +728,6 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
             schedules_over_workable_figure(**args)
 
 
-def test_schedules_over_workable_figure_without_outcomes_draws_every_schedule_solid_and_counts_nothing():
-    """6.5's opening picture: the same schedules over the same discs before the page says which learn."""
-    from lnworked.stress.warmup_figures import schedules_over_workable_figure
-    hold = np.r_[np.full(10, 0.125), np.ones(30)]
-    low = np.full(40, 0.01)
-    panels = [("schedules", [("hold", hold, None, "#00796b"), ("low", low, None, "#8a8a8a")])]
-    fig = schedules_over_workable_figure({0: [4, 4, 2]}, panels, total=6, after=3)
-    (ax,) = fig.axes
-    lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
-    assert [lines[f"schedule {k}"].get_linestyle() for k in ("hold", "low")] == ["-", "-"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["best constant rate", "hold", "low"]
-    assert np.allclose(lines["schedule hold"].get_ydata(), hold[:14])
-
-
 def test_rate_name_writes_a_multiple_of_the_full_rate_as_the_book_does():
     from lnworked.stress.warmup_figures import rate_name
     assert [rate_name(r) for r in (1, 4, 0.25, 1 / 120, 1.5)] == ["η", "4η", "η/4", "η/120", "1.5η"]

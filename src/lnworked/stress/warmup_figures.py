@@ -472,9 +472,7 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     ``colour`` the run's colour in the section's other figures (e.g. of :data:`SCHEDULE_LOOKS`). Each
     line is drawn as steps up to ``after`` steps past its first full-rate step (all of it if it never gets
     there): solid where most seeds learn, dashed where none does, dash-dot in between; the legend below the
-    panel gives ``learned``/``total``. ``learned`` = ``None`` for every run draws the schedules before their
-    outcomes are told (a page's opening picture): every line solid, the legend without counts. Log-2 rate
-    axis."""
+    panel gives ``learned``/``total``. Log-2 rate axis."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("panels: every panel needs at least one (label, rates, learned, colour)")
@@ -498,15 +496,14 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
         ax.scatter([], [], s=90, color=PALETTE["grey"], alpha=0.55, label="best constant rate")
         for label, rates, learned, colour in runs:
             rates = np.asarray(rates, float)
-            if rates.ndim != 1 or rates.size < 2 or np.any(rates <= 0) or not (learned is None or 0 <= learned <= total):
+            if rates.ndim != 1 or rates.size < 2 or np.any(rates <= 0) or not 0 <= learned <= total:
                 raise ValueError(f"panels: {label!r} needs positive rates at steps 0, 1, ... and learned in "
                                  f"0..{total}")
             full = np.flatnonzero(rates >= 1)
             shown = rates[: full[0] + after + 1] if full.size else rates
-            told = learned is not None
-            ax.plot(np.arange(shown.size), shown, _schedule_style(learned, total) if told else "-",
-                    drawstyle="steps-post", color=colour, linewidth=2.5,
-                    label=f"{label}: {learned}/{total}" if told else label, zorder=3, gid=f"schedule {label}")
+            ax.plot(np.arange(shown.size), shown, _schedule_style(learned, total), drawstyle="steps-post",
+                    color=colour, linewidth=2.5, label=f"{label}: {learned}/{total}", zorder=3,
+                    gid=f"schedule {label}")
             lowest, last = min(lowest, float(shown.min())), max(last, shown.size - 1)
         ax.set_yscale("log", base=2)
         _style(ax, title, "steps taken", "rate")
