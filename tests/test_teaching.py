@@ -284,3 +284,40 @@ def test_chain_check_catches_a_bare_arrow_and_two_boxes_in_a_row():
     assert len(chain_problems([("box", "a"), ("arrow", "so"), ("box", "b")])) == 1
     assert len(chain_problems([("box", "a"), ("box", "b")])) == 1
     assert len(chain_problems([("arrow", "measured"), ("box", "b")])) == 1
+
+
+# --- 6.5 states the accounts' predictions before the runs that test them ----------------------
+
+def account_order_problems(sources: list[str]) -> list[str]:
+    """Where 6.5's accounts, forecasts and the measured moving workable rate sit, in page order.
+
+    The accounts (with what each predicts) come before the first forecast; the measurement that
+    the workable rate moves, which the account *workable steps* leans on, comes only after the
+    holds forecast that tests that account, so the forecast is a prediction, not a restatement.
+    """
+    text = "\n".join(sources)
+    where = {key: text.find(marker) for key, marker in {
+        "accounts": "(ch5w-accounts)=", "first forecast": ":class: forecast",
+        "holds forecast": ":name: forecast-ch5w-holds", "moving workable": "```{glue:figure} ch5w-fig-workable-curve"}.items()}
+    problems = [f"no {key}" for key, at in where.items() if at < 0]
+    if not problems and where["accounts"] > where["first forecast"]:
+        problems.append("the accounts come after the first forecast")
+    if not problems and where["moving workable"] < where["holds forecast"]:
+        problems.append("the moving workable rate is shown before the holds forecast")
+    return problems
+
+
+def test_chapter_6_5_states_accounts_before_forecasts_and_measures_after():
+    cells = nbformat.read(BOOK / "chapters" / "05_warmup_over_training.ipynb", as_version=4).cells
+    sources = [cell.source for cell in cells if cell.cell_type == "markdown"]
+    assert account_order_problems(sources) == []
+    assert "| account: Post-LN needs |" in "\n".join(sources), "6.5's accounts are not a table of predictions"
+
+
+def test_account_order_check_catches_the_old_order():
+    accounts, forecast = "(ch5w-accounts)=", ":class: forecast\n:name: forecast-ch5w-holds"
+    figure = "```{glue:figure} ch5w-fig-workable-curve"
+    assert account_order_problems([accounts, forecast, figure]) == []
+    assert account_order_problems([accounts, figure, forecast]) == ["the moving workable rate is shown before the holds forecast"]
+    assert account_order_problems([forecast, accounts, figure]) == ["the accounts come after the first forecast"]
+    assert account_order_problems([accounts, forecast]) == ["no moving workable"]
