@@ -771,6 +771,10 @@ def test_constant_rates_figure_draws_pre_ln_below_on_the_same_rate_axis():
     for ax in (top, bottom):  # one rate axis: every rate of either panel ticked on both
         assert [t.get_text() for t in ax.get_xticklabels()] == ["η/8", "η/4", "η/2", "η", "2η", "4η"]
         assert top.get_xlim() == bottom.get_xlim()
+    # the rates Post-LN was not tried at say so (read 199 looked for missing data), and only in its panel
+    (untried,) = [t for t in top.texts if t.get_gid() == "Post-LN not tried"]
+    assert untried.get_text() == "not tried" and 1 < untried.get_position()[0] < 4
+    assert not [t for t in bottom.texts if t.get_gid() == "Pre-LN not tried"]
     # a legend per panel once squeezed both axes to a sliver of the width (read 180's build): one legend, below
     fig.canvas.draw()
     assert all(ax.get_position().width > 0.6 for ax in (top, bottom))

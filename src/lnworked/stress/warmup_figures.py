@@ -339,6 +339,9 @@ def constant_rates_figure(finals: dict, pre_ln: dict | None = None):
         ax.set_xticks([], minor=True)
         ax.set_yscale("log")
         _log_ticks(ax.yaxis)
+        if max(rates) < ticks[-1]:  # the other panel tried larger rates: say this one did not
+            ax.text(np.sqrt(max(rates) * ticks[-1] * 1.4), 0.5, "not tried", transform=ax.get_xaxis_transform(),
+                    ha="center", va="center", color=PALETTE["text"], fontsize=FONT_390["tick"], gid=f"{placement} not tried")
         title = "Where each constant rate ends" if pre_ln is None else f"{placement}: where each rate ends"
         _style(ax, title, "constant rate", "final loss (nats)")
     _legend_below(fig, axes[0])  # one legend for both panels: they draw alike
