@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 
 from lnworked.stress.one_logit import (HALF_SHARE_MOVE, logistic_loss, one_logit_half_point, one_logit_share,
+                                       one_logit_share_taylor,
                                        one_logit_walk)
 
 o, a, t = sp.symbols("o a t", positive=True)
@@ -56,3 +57,16 @@ def test_a_move_that_is_not_positive_is_refused_by_name(bad):
     for call in (lambda: one_logit_walk(bad, 0.5), lambda: one_logit_share(bad), lambda: one_logit_half_point(bad)):
         with pytest.raises(ValueError, match=r"^move:"):
             call()
+
+
+def test_taylor_share_is_sympys_series_to_first_order_in_u_and_fails_at_large_moves():
+    """The share's series in u = a t by SymPy, not by the formula the library states."""
+    u = sp.symbols("u", positive=True)
+    share = (sp.log(2) - sp.log(1 + sp.exp(-u))) / (u / 2)
+    series = sp.series(share, u, 0, 2).removeO()
+    for move, t in ((0.01, 1.0), (1.0, 0.5), (4.0, 1.0)):
+        assert float(one_logit_share_taylor(move, t)) == pytest.approx(float(series.subs(u, move * t)), rel=1e-12)
+    assert abs(float(one_logit_share_taylor(0.01)) - float(one_logit_share(0.01))) < 1e-5
+    assert float(one_logit_share_taylor(4.0)) == 0.0 and float(one_logit_share(4.0)) > 0.3  # the page's caveat
+    with pytest.raises(ValueError, match="^move"):
+        one_logit_share_taylor(0.0)

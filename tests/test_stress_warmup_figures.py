@@ -314,6 +314,20 @@ def test_valley_figure_puts_each_walk_on_the_bowl_and_names_its_fate():
         valley_figure({}, limit)
 
 
+def test_schedules_figure_can_draw_the_median_seed_which_crosses_the_mark_when_most_seeds_do():
+    """Read 203: a mean over seeds stayed above the learned mark where 7 of 11 seeds were below it."""
+    rates = np.ones(4)
+    losses = np.array([[3.0] * 4, [3.0] * 4, [3.0, 1.0, 0.05, 0.01], [3.0, 1.0, 0.05, 0.01], [3.0, 1.0, 0.05, 0.01]])
+    mean = schedules_figure([("hold", rates, losses)], 64, 0.1)
+    median = schedules_figure([("hold", rates, losses)], 64, 0.1, center="median")
+    (by_mean,) = [ln for ln in mean.axes[1].get_lines() if ln.get_gid() == "loss-0"]
+    (by_median,) = [ln for ln in median.axes[1].get_lines() if ln.get_gid() == "loss-0"]
+    assert np.allclose(by_mean.get_ydata(), losses.mean(axis=0)) and by_mean.get_ydata()[-1] > 0.1
+    assert np.allclose(by_median.get_ydata(), [3.0, 1.0, 0.05, 0.01]) and by_median.get_ydata()[-1] < 0.1
+    with pytest.raises(ValueError, match="^center"):
+        schedules_figure([("hold", rates, losses)], 64, 0.1, center="mode")
+
+
 def test_schedules_figure_draws_the_looks_it_is_given():
     from lnworked.stress.warmup_figures import HOLD_LOOKS
 
@@ -719,6 +733,8 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
     # one disc per step and chosen divisor, sized 40 + 25 per seed that chose it
     assert discs == {"best 0 4": ([0, 0.25], 90.0), "best 0 2": ([0, 0.5], 65.0), "best 10 2": ([10, 0.5], 115.0)}
     assert top.get_yscale() == "log" and top.get_ylim()[0] < 0.01 < 1 < top.get_ylim()[1]
+    # every rate the text names is ticked (read 202 found eta/8 and eta/2 unlabelled), then every other power
+    assert [t.get_text() for t in top.get_yticklabels()] == ["η", "η/2", "η/4", "η/8", "η/32", "η/128"]
     for bad, message in ((dict(panels=[("p", [])]), "^panels"), (dict(total=0), "^total"),
                          (dict(best={}), "^best"), (dict(panels=[("p", [("x", hold, 7, "#000000")])]), "^panels: 'x'"),
                          (dict(panels=[("p", [("x", -hold, 1, "#000000")])]), "^panels: 'x'")):

@@ -54,6 +54,14 @@ def one_logit_share(move: float, t=1.0):
     return np.where(u > 0, share, 1.0)
 
 
+def one_logit_share_taylor(move: float, t=1.0):
+    """The delivered share to second order in ``u = move t``: ``1 - u / 4`` (Taylor's theorem on
+    :func:`one_logit_share`, whose loss has ``phi''(0) / 2 = 1 / 8``); close to it for small ``u``
+    only (at ``u = 4`` it gives 0, the exact share 0.34)."""
+    move = check_positive(move, "move")
+    return 1 - move * np.asarray(t, dtype=float) / 4
+
+
 def _half_share_move() -> float:
     """The move ``u`` at which the share falls to one half, by bisection on ``[1, 4]`` (the share
     decreases in ``u``: 0.76 at ``u = 1``, 0.34 at ``u = 4``)."""

@@ -122,7 +122,7 @@ def walk_explorer_spec():
 
     return Explorer(
         kind="momentum-walk",
-        caption=(f"Adam's momentum along one direction, the divisors held fixed, from θ₀ = 1 with m̂₀ = 0: "
+        caption=(f"Adam's momentum along one direction, the divisors held fixed, from θ₀ = 1 with m̃₀ = 0: "
                  f"choose the momentum β₁ and move ηΛ in units of that momentum's threshold. The line is "
                  f"|θₛ| over {WALK_STEPS} steps (log scale, dotted: 1, where it starts; sizes above "
                  f"{WALK_TOP:g} or below {WALK_FLOOR:g} are left out); the table gives the threshold, the "

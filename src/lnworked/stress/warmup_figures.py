@@ -32,6 +32,8 @@ FONT_390 = {"title": 16, "label": 16, "tick": 15, "legend": 15}
 #: Behind a label on a line: the curves that cross it pass beneath, so it stays readable.
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
+#: How :func:`loss_band` summarises the seeds at each step.
+CENTERS = {"mean": np.nanmean, "median": np.nanmedian}
 _LOOK = {True: ("Pre-LN", PALETTE["pre"], "-", "o"), False: ("Post-LN", PALETTE["post"], "--", "s")}
 
 
@@ -42,11 +44,14 @@ def _style(ax, title: str, xlabel: str, ylabel: str):
     ax.tick_params(which="both", labelsize=FONT_390["tick"])
 
 
-def loss_band(ax, loss, style: str, color, label: str, linewidth: float, alpha: float = 1.0, gid=None):
-    """Training losses ``loss`` (seeds, steps) on ``ax``: their mean over seeds as a line, their range
-    as a band (NaN steps skipped); returns the line, for a legend."""
+def loss_band(ax, loss, style: str, color, label: str, linewidth: float, alpha: float = 1.0, gid=None,
+              center: str = "mean"):
+    """Training losses ``loss`` (seeds, steps) on ``ax``: their ``center`` over seeds (``"mean"`` or
+    ``"median"``) as a line, their range as a band (NaN steps skipped); returns the line, for a legend."""
+    if center not in CENTERS:
+        raise ValueError(f"center: must be one of {tuple(CENTERS)}, got {center!r}")
     steps = np.arange(1, loss.shape[1] + 1)
-    (line,) = ax.plot(steps, np.nanmean(loss, axis=0), style, color=color, alpha=alpha, linewidth=linewidth,
+    (line,) = ax.plot(steps, CENTERS[center](loss, axis=0), style, color=color, alpha=alpha, linewidth=linewidth,
                       label=label, gid=gid)
     ax.fill_between(steps, np.nanmin(loss, axis=0), np.nanmax(loss, axis=0), color=color, alpha=0.15 * alpha)
     return line
@@ -194,10 +199,11 @@ HOLD_LOOKS = ((PALETTE["teal"], ":", "^"), (PALETTE["brown"], "--", "s"), (PALET
               (PALETTE["green"], "-", "P"))
 
 
-def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS):
+def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS, center: str = "mean"):
     """Post-LN's runs under several rate schedules side by side, two stacked panels sharing the step
     axis: top, each run's rate over the full rate, ``eta_s / eta``; bottom, its training loss (log
-    scale), the mean over seeds as a line with the seeds' range as a band. ``runs``: a sequence of
+    scale), the ``center`` over seeds (``"mean"``, or ``"median"``: below ``threshold`` exactly when
+    more than half the seeds are) as a line with the seeds' range as a band. ``runs``: a sequence of
     ``(label, rates (steps,) relative to eta, losses (seeds, steps))``, drawn in the looks of
     ``looks`` (``(colour, line style, marker)``, default :data:`SCHEDULE_LOOKS`) in that order. The uniform guess ``ln vocab_size`` dashed, ``threshold``
     (learned) dotted; one legend below both panels."""
@@ -214,7 +220,7 @@ def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOO
         steps = np.arange(1, len(rates) + 1)
         top.plot(steps, rates, linestyle=style, color=color, linewidth=2.5, marker=marker, markevery=every,
                  markersize=7, label=label, gid=f"rate-{i}")
-        line = loss_band(bottom, np.asarray(losses, float), style, color, label, 2.0, gid=f"loss-{i}")
+        line = loss_band(bottom, np.asarray(losses, float), style, color, label, 2.0, gid=f"loss-{i}", center=center)
         line.set(marker=marker, markevery=every, markersize=7)
     top.set_ylim(-0.05, 1.1)
     for ax in (top, bottom):
@@ -512,7 +518,8 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
         _style(ax, title, "steps taken", "rate")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=2.2)
-    powers = range(0, int(np.floor(np.log2(lowest))) - 1, -2)
+    bottom = int(np.floor(np.log2(lowest)))  # every rate the text names (down to eta/8) ticked, then every other power
+    powers = [*range(0, max(bottom, -3) - 1, -1), *range(-5, bottom - 1, -2)]
     axes[0].set_yticks([2.0 ** k for k in powers], [_rate_label(k) for k in powers])
     axes[0].set_yticks([], minor=True)
     axes[0].set_ylim(lowest / 1.6, 1.6)
