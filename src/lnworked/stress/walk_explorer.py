@@ -45,7 +45,8 @@ def _complex_text(z: complex) -> str:
 def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
     """Readout key -> text for momentum ``b1`` and ``eta lam = ratio`` times its threshold: ``threshold``
     ``(2 + 2 b1) / (1 - b1)``; ``eta-lam``; ``roots`` the two ``zeta`` (a conjugate pair once complex);
-    ``size`` the larger ``|zeta|``; ``last`` ``|theta_steps|``; ``verdict`` settles, swings or grows (the
+    ``size`` the larger ``|zeta|``; ``last`` ``|theta_steps|``; ``verdict`` lands (both roots 0: the first step
+    reaches the bottom, as at b1 = 0, eta lam = 1, read 201), settles, swings or grows (the
     larger ``|zeta|`` below, at or above 1, to 1e-9), the overshoots' envelope changing by ``|zeta|`` a step;
     while it settles, the steps it takes to halve, ``ln 2 / ln(1 / |zeta|)`` (read 175: at b1 = 0.99 "settles"
     was read against an envelope still at 1.17 after 100 steps)."""
@@ -61,7 +62,9 @@ def walk_readouts(b1: float, ratio: float, steps: int = WALK_STEPS) -> dict:
         root_text = f"{_complex_text(roots[0])}, its conjugate"
     else:
         root_text = f"{_complex_text(roots[0])} and {_complex_text(roots[1])}"
-    if size < 1 - 1e-9:
+    if size < 1e-12:  # both roots 0 (no momentum, eta lam = 1): the first step lands on the bottom
+        verdict = "lands on the bottom in one step and stays there (θ₁ = 0, below the chart)"
+    elif size < 1 - 1e-9:
         halving = ("more than halving each step" if size <= 0.5 else
                    f"halving every {math.log(2) / -math.log(size):.3g} steps")
         verdict = f"settles: its overshoots shrink by |ζ| a step, {halving}"
