@@ -256,15 +256,19 @@ def test_a_page_can_show_fewer_panels_and_its_own_pair(monkeypatch, runs, produc
     from test_explore import _run_in_node
 
     monkeypatch.setenv("LNWORKED_STATIC_BUILD", "1")
-    html = schedule_explorer(panels=("rate", "loss"), default=(("half", 60), ("quarter", 60))).data
+    # it opens on random seed 9: seed 7's losses at the jump round to the 11-seed means the text quotes, and
+    # four reads (192-205) took the explorer's default for those means
+    html = schedule_explorer(panels=("rate", "loss"), default=(("half", 60), ("quarter", 60)), seed=9).data
     (result,) = _run_in_node(html, [])
     state = result["initial"]
     assert state["lines"] == 4 and state["points"] == 0
     assert set(state["readouts"]) == {f"{tag}-{k}" for tag in "ab" for k in ("loss-at-full", "final-loss", "learns")}
     grid = spec_grid(schedule_explorer_spec(None, ("rate", "loss"), (("half", 60), ("quarter", 60))))
     assert not any("product" in cell for cell in grid["runs"].values())  # nothing the page does not draw
-    _agrees(state["readouts"], _by_hand(runs, products, "half 60", "7"), "a")
-    _agrees(state["readouts"], _by_hand(runs, products, "quarter 60", "7"), "b")
+    _agrees(state["readouts"], _by_hand(runs, products, "half 60", "9"), "a")
+    _agrees(state["readouts"], _by_hand(runs, products, "quarter 60", "9"), "b")
+    with pytest.raises(ValueError, match="^seed: must be one of the stored random seeds"):
+        schedule_explorer_spec(None, ("loss",), seed=12345)
 
 
 def test_live_schedule_explorer_draws_both_runs_in_every_panel(monkeypatch, runs, products):

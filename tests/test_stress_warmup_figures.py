@@ -735,6 +735,9 @@ def test_schedules_over_workable_figure_draws_each_rate_to_just_past_its_jump_st
     assert top.get_yscale() == "log" and top.get_ylim()[0] < 0.01 < 1 < top.get_ylim()[1]
     # every rate the text names is ticked (read 202 found eta/8 and eta/2 unlabelled), then every other power
     assert [t.get_text() for t in top.get_yticklabels()] == ["η", "η/2", "η/4", "η/8", "η/32", "η/128"]
+    # each panel's step axis ends just past its own last step: the top panel's runs end at step 22, the
+    # bottom's at 39, and neither before the last disc (step 10)
+    assert top.get_xlim() == (-2, 24) and bottom.get_xlim() == (-2, 41)
     for bad, message in ((dict(panels=[("p", [])]), "^panels"), (dict(total=0), "^total"),
                          (dict(best={}), "^best"), (dict(panels=[("p", [("x", hold, 7, "#000000")])]), "^panels: 'x'"),
                          (dict(panels=[("p", [("x", -hold, 1, "#000000")])]), "^panels: 'x'")):

@@ -221,9 +221,10 @@ def _draw_panels(ax, panels: tuple, curves: dict, limits: dict, refs: dict, colo
 
 @lru_cache(maxsize=8)
 def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "loss"),
-                           default: tuple = (("held", 20), ("cut", 60))):
+                           default: tuple = (("held", 20), ("cut", 60)), seed=None):
     """The :class:`~lnworked.explore.Explorer` over the committed schedule runs (or ``folder``'s), drawing
-    ``panels`` (keys of :data:`PANELS`, top to bottom) for the two runs, ``default`` at first."""
+    ``panels`` (keys of :data:`PANELS`, top to bottom) for the two runs, ``default`` at first, on random
+    seed ``seed`` at first (the first stored seed if ``None``)."""
     from lnworked.explore import Choice, Series
     from lnworked.stress.committed import (committed_warmup_arrival, committed_warmup_holds,
                                            committed_warmup_holds_arrival, committed_warmup_schedules,
@@ -248,6 +249,9 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                                  committed_warmup_holds_arrival(folder)[0],
                                  committed_warmup_workable_sharpness(folder)[0])
     threshold = adam_threshold(config.b1)
+    first_seed = seeds[0] if seed is None else seed
+    if first_seed not in seeds:
+        raise ValueError(f"seed: must be one of the stored random seeds {tuple(seeds)}, got {seed!r}")
     offered = [s for s in SCHEDULE_OPTIONS if s in losses]
     if not offered:
         raise ValueError(f"folder: none of the schedules {SCHEDULE_OPTIONS} is stored")
@@ -339,7 +343,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
              "the one beside it dashed: " + "; ".join(labels[p] for p in panels),
         controls=(Choice("schedule", "run", options, schedule_value(default[0])),
                   Choice("other", "beside it", options, schedule_value(default[1])),
-                  Choice("seed", "seed", tuple((s, str(s)) for s in seeds), seeds[0])),
+                  Choice("seed", "seed", tuple((s, str(s)) for s in seeds), first_seed)),
         series=(Series("a", RUNS[0][1], PALETTE["navy"]), Series("b", RUNS[1][1], PALETTE["orange"])),
         readouts=readouts, grid=grid, table=table, draw=draw)
 
@@ -350,8 +354,8 @@ ROW_HEADS = ("loss when the full rate η arrives", "η × sharpness / threshold 
 
 
 def schedule_explorer(folder=None, panels: tuple = ("rate", "product", "loss"),
-                      default: tuple = (("held", 20), ("cut", 60))):
+                      default: tuple = (("held", 20), ("cut", 60)), seed=None):
     """The stored schedule runs, two side by side: kernel-free HTML in the book build, ipywidgets in a kernel."""
     from lnworked.explore import show_explorer
 
-    return show_explorer(schedule_explorer_spec(folder, tuple(panels), tuple(tuple(s) for s in default)))
+    return show_explorer(schedule_explorer_spec(folder, tuple(panels), tuple(tuple(s) for s in default), seed))

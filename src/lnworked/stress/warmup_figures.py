@@ -481,7 +481,8 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     ``colour`` the run's colour in the section's other figures (e.g. of :data:`SCHEDULE_LOOKS`). Each
     line is drawn as steps up to ``after`` steps past its first full-rate step (all of it if it never gets
     there): solid where most seeds learn, dashed where none does, dash-dot in between; the legend below the
-    panel gives ``learned``/``total``. Log-2 rate axis."""
+    panel gives ``learned``/``total``. Log-2 rate axis, shared; each panel's step axis runs to its own last
+    step drawn (and at least past the last disc)."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("panels: every panel needs at least one (label, rates, learned, colour)")
@@ -494,10 +495,10 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     fig, axes = new_figure(WIDTH, 6.0 * len(panels), nrows=len(panels))
     axes = np.atleast_1d(axes)
     for ax in axes[1:]:
-        ax.sharex(axes[0])
         ax.sharey(axes[0])
-    lowest, last = 1.0, max(best)
+    lowest = 1.0
     for ax, (title, runs) in zip(axes, panels):
+        last = max(best)  # each panel's own step axis, to its last step drawn (read 205: 20-step holds were a sliver)
         for s, ds in sorted(best.items()):
             for d in sorted(set(ds.tolist())):
                 ax.scatter([s], [1 / d], s=40 + 25 * int(np.sum(ds == d)), color=PALETTE["grey"], alpha=0.55,
@@ -514,6 +515,7 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
                     color=colour, linewidth=2.5, label=f"{label}: {learned}/{total}", zorder=3,
                     gid=f"schedule {label}")
             lowest, last = min(lowest, float(shown.min())), max(last, shown.size - 1)
+        ax.set_xlim(-2, last + 2)
         ax.set_yscale("log", base=2)
         _style(ax, title, "steps taken", "rate")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=1, fontsize=FONT_390["legend"],
@@ -523,7 +525,6 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     axes[0].set_yticks([2.0 ** k for k in powers], [_rate_label(k) for k in powers])
     axes[0].set_yticks([], minor=True)
     axes[0].set_ylim(lowest / 1.6, 1.6)
-    axes[0].set_xlim(-2, last + 2)
     return fig
 
 
