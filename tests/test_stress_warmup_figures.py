@@ -801,3 +801,23 @@ def test_constant_rates_figure_draws_pre_ln_below_on_the_same_rate_axis():
     for bad in ({}, {1.0: [1.0], 2.0: [1.0, 2.0]}):
         with pytest.raises(ValueError, match="^pre_ln"):
             constant_rates_figure(finals, pre_ln=bad)
+
+
+def test_schedule_sketches_figure_draws_each_schedule_once_as_steps_and_no_outcome():
+    from lnworked.stress.warmup_figures import schedule_sketches_figure
+    ramp = np.minimum(np.arange(1, 41) / 20, 1)
+    hold = np.r_[np.full(10, 0.125), np.ones(30)]
+    fig = schedule_sketches_figure([("a ramp", ramp), ("a hold", hold)], shown=30)
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["a ramp", "a hold"]
+    for ax, rates in zip(fig.axes, (ramp, hold)):
+        (line,) = [ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith("sketch")]
+        assert np.allclose(line.get_ydata(), rates[:30]) and line.get_drawstyle() == "steps-post"
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["0", "η/2", "η"]
+    assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim() == (0, 31)
+    assert not fig.legends and not any(ax.get_legend() for ax in fig.axes)  # nothing about which runs learn
+    for bad, message in (([], "^sketches"), ([("x", np.array([0.5]))], "^sketches: 'x'"),
+                         ([("x", 2 * ramp)], "^sketches: 'x'")):
+        with pytest.raises(ValueError, match=message):
+            schedule_sketches_figure(bad)
+    with pytest.raises(ValueError, match="^shown"):
+        schedule_sketches_figure([("a ramp", ramp)], shown=41)

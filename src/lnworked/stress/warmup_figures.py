@@ -22,7 +22,8 @@ from lnworked.style import PALETTE, new_figure
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "warmup_schedule_figure",
            "rate_rise_figure", "RATE_RISE_PANELS", "schedules_figure", "SCHEDULE_LOOKS", "HOLD_LOOKS",
            "outcome_map_figure", "schedules_over_workable_figure", "rate_name", "placement_rates_figure",
-           "STEP_LOOKS", "CUT_LOOKS", "WHOLE_LOOK", "REDUCED_LOOKS", "constant_rates_figure", "workable_curve_figure"]
+           "STEP_LOOKS", "CUT_LOOKS", "WHOLE_LOOK", "REDUCED_LOOKS", "constant_rates_figure", "workable_curve_figure",
+           "schedule_sketches_figure"]
 
 #: Width of every figure here, inches (narrower than :data:`lnworked.stress.figures.WIDTH`, so a phone
 #: shrinks it less).
@@ -528,3 +529,39 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     return fig
 
 
+
+
+def schedule_sketches_figure(sketches, shown: int | None = None):
+    """Every schedule family at a glance: one short panel per ``(title, rates)`` of ``sketches``, top to
+    bottom on one step axis, each drawing ``rates`` (the rate of steps 1, 2, ..., over the full rate) as
+    steps, on a linear axis from 0 to the full rate (ticked 0, 1/2 and 1, with a dotted line at 1). ``shown``:
+    how many steps to draw (all if ``None``). No outcomes: a reader meets it before any run."""
+    sketches = [(str(title), np.asarray(rates, float)) for title, rates in sketches]
+    if not sketches:
+        raise ValueError("sketches: needs at least one (title, rates)")
+    for title, rates in sketches:
+        if rates.ndim != 1 or rates.size < 2 or np.any(rates < 0) or np.any(rates > 1 + 1e-9):
+            raise ValueError(f"sketches: {title!r} needs rates over at least two steps, each from 0 to 1 "
+                             f"(the full rate)")
+    length = min(rates.size for _, rates in sketches)
+    shown = length if shown is None else int(shown)
+    if not 2 <= shown <= length:
+        raise ValueError(f"shown: must be from 2 to {length} steps, got {shown}")
+    fig, axes = new_figure(WIDTH, 1.55 * len(sketches) + 0.9, nrows=len(sketches))
+    axes = np.atleast_1d(axes)
+    for ax, (title, rates) in zip(axes, sketches):
+        ax.sharex(axes[0])
+        steps = np.arange(1, shown + 1)
+        ax.fill_between(steps, rates[:shown], step="post", color=PALETTE["navy"], alpha=0.15, linewidth=0)
+        ax.plot(steps, rates[:shown], drawstyle="steps-post", color=PALETTE["navy"], linewidth=2.2,
+                gid=f"sketch {title}")
+        ax.axhline(1, color=PALETTE["text"], linestyle=":", linewidth=1)
+        ax.set_ylim(0, 1.15)
+        ax.set_yticks([0, 0.5, 1], ["0", "η/2", "η"])
+        ax.set_title(title, fontsize=FONT_390["legend"], loc="left")
+        ax.tick_params(which="both", labelsize=FONT_390["tick"])
+        if ax is not axes[-1]:
+            ax.tick_params(labelbottom=False)
+    axes[-1].set_xlim(0, shown + 1)
+    axes[-1].set_xlabel("step", fontsize=FONT_390["label"])
+    return fig
