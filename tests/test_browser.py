@@ -517,7 +517,8 @@ def _expected_walk(b1: float, ratio: float) -> dict:
     return {"threshold": f"{top:.4g}", "eta-lam": f"{eta_lam:.4g}",
             "roots": f"{text(roots[0])}, its conjugate" if pair else f"{text(roots[0])} and {text(roots[1])}",
             "size": f"{size:.4f}", "last": f"{abs(theta):.3g}",
-            "verdict": ("settles: its overshoots shrink by |ζ| a step, "
+            "verdict": "lands on the bottom in one step and stays there (θ₁ = 0, below the chart)" if size < 1e-12 else
+                       ("settles: its overshoots shrink by |ζ| a step, "
                         + ("more than halving each step" if size <= 0.5 else
                            f"halving every {math.log(2) / -math.log(size):.3g} steps") if size < 1 - 1e-9 else
                         "swings for ever at a fixed size" if size <= 1 + 1e-9 else
