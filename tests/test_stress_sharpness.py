@@ -220,6 +220,8 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
     assert list(mean.get_xdata()) == [0, 10, 20] and mean.get_label() == "a" and mean.get_linewidth() > 2
     np.testing.assert_allclose(mean.get_ydata(), [1.0, 1.0, 1.0])
     assert [list(m.get_xdata()) for m in seeds_top] == [[0, 10, 20], [0, 10, 20]]
+    # each seed a thin line, so a mean below the threshold cannot hide seeds that swing across it
+    assert all(m.get_linestyle() == "-" and m.get_linewidth() < 1.5 for m in seeds_top)
     assert list(ring.get_xdata()) == [10] and ring.get_markersize() > 10
     mean, *rest = bottom.get_lines()  # a run drawn from its ring on
     assert list(mean.get_xdata()) == [10, 20]

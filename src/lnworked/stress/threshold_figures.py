@@ -118,7 +118,7 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
 def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
     ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
-    run through the geometric mean over seeds, each seed a small marker, and a ring on the line where
+    run through the geometric mean over seeds, each seed a thin line with small markers, and a ring on the line where
     the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
     sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
     products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
@@ -148,8 +148,10 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
             mean = np.exp(np.log(values).mean(axis=0))
             ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7,
                     label=label)
-            for seed_values in values:
-                ax.plot(steps, seed_values, linestyle="none", marker=marker, markersize=4, color=color, alpha=0.45)
+            for seed_values in values:  # each seed a thin line (reads 203, 208: loose markers let the mean
+                # of a run whose seeds swing across the threshold read as a run that settles)
+                ax.plot(steps, seed_values, linestyle="-", linewidth=0.9, marker=marker, markersize=4, color=color,
+                        alpha=0.45)
             if full_from is not None:
                 ax.plot([full_from], [mean[steps.index(full_from)]], "o", markersize=17, markerfacecolor="none",
                         markeredgecolor=color, markeredgewidth=2)
