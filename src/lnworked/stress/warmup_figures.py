@@ -529,8 +529,6 @@ def schedules_over_workable_figure(best: dict, panels, total: int, after: int = 
     return fig
 
 
-
-
 def schedule_sketches_figure(sketches, shown: int | None = None):
     """Every schedule family at a glance: one short panel per ``(title, rates)`` of ``sketches``, top to
     bottom on one step axis, each drawing ``rates`` (the rate of steps 1, 2, ..., over the full rate) as
@@ -549,9 +547,10 @@ def schedule_sketches_figure(sketches, shown: int | None = None):
         raise ValueError(f"shown: must be from 2 to {length} steps, got {shown}")
     fig, axes = new_figure(WIDTH, 1.55 * len(sketches) + 0.9, nrows=len(sketches))
     axes = np.atleast_1d(axes)
-    for ax, (title, rates) in zip(axes, sketches):
+    for ax in axes[1:]:
         ax.sharex(axes[0])
-        steps = np.arange(1, shown + 1)
+    steps = np.arange(1, shown + 1)
+    for ax, (title, rates) in zip(axes, sketches):
         ax.fill_between(steps, rates[:shown], step="post", color=PALETTE["navy"], alpha=0.15, linewidth=0)
         ax.plot(steps, rates[:shown], drawstyle="steps-post", color=PALETTE["navy"], linewidth=2.2,
                 gid=f"sketch {title}")
