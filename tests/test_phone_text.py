@@ -144,6 +144,21 @@ def _sharpness_figure():
     return sharpness_figure([("do not learn", runs[:3]), ("learn", runs[3:])], adam_threshold(0.9))
 
 
+def _ceiling_figure():
+    from lnworked.stress.committed import committed_warmup_workable_sharpness
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.sharpness import adam_threshold
+    from lnworked.stress.threshold_figures import workable_products_figure
+    from lnworked.stress.warmup_schedules import schedule_rates
+    from lnworked.stress.workable import WORKABLE_START, committed_workable_curve
+
+    config = StressConfig()
+    reading = {(r["seed"], r["step"]): r["sharpness"] for r in committed_warmup_workable_sharpness()[0]}
+    seeds, best = committed_workable_curve()
+    ceiling = {s: [adam_threshold(0.9) / reading[seed, s] for seed in seeds] for s in best}
+    return workable_products_figure(best, schedule_rates(WORKABLE_START, config) / config.learning_rate, ceiling)
+
+
 def _valley_figure():
     from lnworked.stress.sharpness import adam_threshold, momentum_walk
     from lnworked.stress.threshold_figures import valley_figure
@@ -172,6 +187,7 @@ FIGURES = {
     "ch6 schedules_figure": _schedules_side_figure,
     "ch6 sharpness_figure": _sharpness_figure,
     "ch6 valley_figure": _valley_figure,
+    "ch6 workable_products_figure": _ceiling_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
     "gains appendix removed_share_figure": lambda: figures.removed_share_figure(

@@ -234,6 +234,23 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
     assert len(widths) == 1  # one look for every run's line
 
 
+def test_figure_draws_the_median_seed_when_asked():
+    """Read 213: a geometric mean over three seeds that swing from 0.03 to 36 times the threshold sits
+    below it and reads as a run that settles. ``center="median"`` draws the middle seed at each step
+    (here a different seed at each step, so the line swings as the seeds do); anything else is refused."""
+    from lnworked.stress.threshold_figures import sharpness_figure
+
+    values = 38.0 * np.array([[0.03, 30.0, 0.5], [0.5, 0.04, 20.0], [36.0, 0.6, 0.05]])
+    fig = sharpness_figure([("panel", [("a", [0, 10, 20], values, ("k", "-", "o"), 0)])], 38.0, center="median")
+    line = fig.axes[0].get_lines()[0]
+    np.testing.assert_allclose(line.get_ydata(), [0.5, 0.6, 0.5])
+    gmean = sharpness_figure([("panel", [("a", [0, 10, 20], values, ("k", "-", "o"), 0)])], 38.0)
+    np.testing.assert_allclose(gmean.axes[0].get_lines()[0].get_ydata(),
+                               np.exp(np.log(values / 38.0).mean(axis=0)))  # the default is unchanged
+    with pytest.raises(ValueError, match="center"):
+        sharpness_figure([("panel", [("a", [0, 10, 20], values, ("k", "-", "o"), 0)])], 38.0, center="mean")
+
+
 def test_figure_draws_a_run_without_a_full_rate_step_whole_and_without_a_ring():
     """``full_from=None``: no ring."""
     from lnworked.stress.threshold_figures import sharpness_figure
@@ -258,3 +275,34 @@ def test_figure_labels_its_log_axis_as_numbers_at_1_and_3_of_each_decade():
     low, high = ax.get_ylim()
     shown = {t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= v <= high}
     assert {"0.3", "1"} <= shown and not any("10^" in t or "$" in t for t in shown)
+
+
+def test_workable_products_figure_draws_each_rate_as_what_its_step_faces():
+    """Reads 201, 204, 205, 208, 212: the figure of the threshold beside the workable rate was the page's
+    one figure in rates while the others are in products. Each rate r (over the full rate) faces
+    r / ceiling, where ceiling is the rate at the threshold: the full rate 1 / ceiling, the best rate
+    (1/d) / ceiling, the warmup's next rate rates[s] / ceiling; each seed a marker, a thick line through
+    the median of the seeds; the threshold dashed at 1. Inputs that do not line up are refused."""
+    from lnworked.stress.threshold_figures import workable_products_figure
+
+    ceiling = {0: [0.05, 0.25, 0.2], 10: [1.0, 0.5, 2.0]}
+    best = {0: [4, 4, 4], 10: [2, 4, 2]}
+    rates = np.arange(11) / 10
+    fig = workable_products_figure(best, rates, ceiling)
+    ax = fig.axes[0]
+    by_gid = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
+    np.testing.assert_allclose(sorted(by_gid["the full rate η 0"].get_ydata()), [4.0, 5.0, 20.0])
+    np.testing.assert_allclose(sorted(by_gid["the best constant rate 10"].get_ydata()), [0.25, 0.5, 0.5])
+    np.testing.assert_allclose(sorted(by_gid["the warmup's next rate 10"].get_ydata()), [0.5, 1.0, 2.0])
+    np.testing.assert_allclose(by_gid["the full rate η median"].get_ydata(), [5.0, 1.0])
+    np.testing.assert_allclose(by_gid["the best constant rate median"].get_ydata(), [1.25, 0.5])
+    np.testing.assert_allclose(by_gid["the warmup's next rate median"].get_ydata(), [0.0, 1.0])
+    assert by_gid["the full rate η median"].get_linewidth() > 2
+    assert [ln.get_ydata()[0] for ln in ax.get_lines() if ln.get_label() == "threshold"] == [1.0]
+    assert ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="^best"):
+        workable_products_figure({0: [4, 4]}, rates, {0: [0.1, 0.2, 0.3]})
+    with pytest.raises(ValueError, match="^ceiling"):
+        workable_products_figure({0: [4]}, rates, {0: [0.0]})
+    with pytest.raises(ValueError, match="^rates"):
+        workable_products_figure(best, rates[:5], ceiling)

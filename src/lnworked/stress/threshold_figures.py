@@ -13,7 +13,7 @@ from lnworked.style import PALETTE, new_figure
 from lnworked.stress.warmup_figures import FONT_390, WIDTH, _legend_below, _log_ticks, _style
 
 __all__ = ["WALK_LOOKS", "momentum_walk_figure", "valley_figure", "arrival_scatter_figure",
-           "sharpness_figure"]
+           "sharpness_figure", "workable_products_figure"]
 
 #: Looks of the momentum walks below, at and above the threshold.
 WALK_LOOKS = ((PALETTE["blue"], "-", "o"), (PALETTE["text"], "--", "s"), (PALETTE["orange"], "-.", "D"))
@@ -115,10 +115,16 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float):
     return fig
 
 
-def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
+SHARPNESS_CENTERS = {"geometric mean": lambda v: np.exp(np.log(v).mean(axis=0)),
+                     "median": lambda v: np.median(v, axis=0)}
+
+
+def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str = "geometric mean"):
     """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
     ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
-    run through the geometric mean over seeds, each seed a thin line with small markers, and a ring on the line where
+    run through the ``center`` over seeds (``"geometric mean"`` or ``"median"``: with three seeds, the
+    middle one, so a run whose seeds swing across the threshold draws a line that swings too), each seed
+    a thin line with small markers, and a ring on the line where
     the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
     sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
     products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
@@ -133,6 +139,8 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
     threshold = float(threshold)
     if not threshold > 0:
         raise ValueError(f"threshold: must be positive, got {threshold}")
+    if center not in SHARPNESS_CENTERS:
+        raise ValueError(f"center: must be one of {tuple(SHARPNESS_CENTERS)}, got {center!r}")
     fig, axes = new_figure(WIDTH, 5.6 * len(panels), nrows=len(panels))
     axes = np.atleast_1d(axes)
     for ax in axes[1:]:
@@ -145,7 +153,7 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
                     (full_from is not None and full_from not in steps):
                 raise ValueError(f"runs: {label!r} needs positive values (seeds, steps) and full_from among its "
                                  "steps, or None")
-            mean = np.exp(np.log(values).mean(axis=0))
+            mean = SHARPNESS_CENTERS[center](values)
             ax.plot(steps, mean, linestyle=style, color=color, linewidth=2.5, marker=marker, markersize=7,
                     label=label)
             for seed_values in values:  # each seed a thin line (reads 203, 208: loose markers let the mean
@@ -163,4 +171,48 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step"):
         _style(ax, title, xlabel, "rate × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
+    return fig
+
+
+def workable_products_figure(best: dict, rates, ceiling: dict, title: str = "Three rates, seen by the threshold"):
+    """Three rates along a warmup, each as what its step would face there: the rate times Adam's
+    preconditioned sharpness, in units of the threshold (log scale; dashed: 1, the threshold), against
+    the step the rate starts from. ``ceiling`` = ``{s: rates}``: each seed's rate at the threshold from
+    the warmup's weights and divisors at step ``s``, over the full rate, so that a rate ``r`` (over the
+    full rate) faces ``r / ceiling``; ``best`` = ``{s: divisors}``, each seed's best constant rate
+    ``1/d`` from the same weights (seeds in the same order); ``rates``: the warmup's own rate over the
+    full rate at steps ``0, 1, ...``. Drawn at each step: the full rate (``1 / ceiling``), the best
+    constant rate and the warmup's next rate, each seed a small marker (the three side by side, so
+    they do not hide one another) and a thick line through their median."""
+    ceiling = {int(s): np.asarray(r, float) for s, r in ceiling.items()}
+    best = {int(s): np.asarray(d, float) for s, d in best.items()}
+    rates = np.asarray(rates, float)
+    if not ceiling or any(r.ndim != 1 or r.size == 0 or np.any(r <= 0) for r in ceiling.values()):
+        raise ValueError("ceiling: needs {step: one positive rate per seed}, at least one step")
+    if set(best) != set(ceiling) or any(best[s].shape != ceiling[s].shape or np.any(best[s] < 1) for s in best):
+        raise ValueError("best: needs {step: one divisor >= 1 per seed} at the steps and seeds of ceiling")
+    steps = sorted(ceiling)
+    if rates.ndim != 1 or rates.size <= max(steps) or np.any(rates < 0):
+        raise ValueError(f"rates: needs the warmup's rate over the full rate at steps 0 to {max(steps)} at least")
+    faced = {"the full rate η": {s: 1 / ceiling[s] for s in steps},
+             "the best constant rate": {s: 1 / best[s] / ceiling[s] for s in steps},
+             "the warmup's next rate": {s: rates[s] / ceiling[s] for s in steps}}
+    looks = {"the full rate η": (PALETTE["orange"], "--", "D"), "the best constant rate": (PALETTE["navy"], "-", "o"),
+             "the warmup's next rate": (PALETTE["green"], "-", "^")}
+    fig, ax = new_figure(WIDTH, 5.6)
+    spread = 0.02 * max(max(steps), 1)
+    for k, (label, by_step) in enumerate(faced.items()):
+        color, style, marker = looks[label]
+        shift = (k - 1) * spread
+        for s in steps:
+            ax.plot([s + shift] * by_step[s].size, by_step[s], marker, color=color, markersize=5, alpha=0.45,
+                    linestyle="none", gid=f"{label} {s}")
+        ax.plot([s + shift for s in steps], [float(np.median(by_step[s])) for s in steps], linestyle=style,
+                color=color, linewidth=2.5, marker=marker, markersize=8, label=label,
+                gid=f"{label} median")
+    ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2, label="threshold")
+    ax.set_yscale("log")
+    _log_ticks(ax.yaxis)
+    _style(ax, title, "step the rate starts from", "rate × sharpness / threshold")
+    _legend_below(fig, ax)
     return fig
