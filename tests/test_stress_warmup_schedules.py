@@ -215,3 +215,39 @@ def test_join_seeds_rejects_bad_input_naming_the_argument(summaries, match):
 
     with pytest.raises(ValueError, match=match):
         join_seeds(*summaries)
+
+
+def test_schedule_name_says_what_the_rates_do():
+    """Every short name of chapter 6's schedules is read against the schedule's own rates (over eta):
+    "×k" means the first k steps at the rate named, then eta; "warmup cut at k" the article's rising rates up
+    to step k, then eta; "steep warmup to k" a straight rise reaching eta at step k; "constant" one rate
+    throughout. No two schedules share a name."""
+    import re
+
+    from lnworked.stress.schedule_explorer import SCHEDULE_OPTIONS
+    from lnworked.stress.warmup_schedules import schedule_name
+
+    config = StressConfig()
+    eta, warm = config.learning_rate, warmup_for(config.steps)
+    names = {}
+    for schedule in SCHEDULE_OPTIONS + (("cut", 30), ("linear", 20)):
+        name, rates = schedule_name(schedule, warm), schedule_rates(schedule, config) / eta
+        names.setdefault(name, set()).add(schedule)
+        if m := re.fullmatch(r"(held small|η/(\d+)) ×(\d+)", name):
+            k, first = int(m[3]), 1 / warm if m[1] == "held small" else 1 / int(m[2])
+            assert np.allclose(rates[:k], first) and np.all(rates[k:] == 1), name
+        elif m := re.fullmatch(r"warmup cut at (\d+)", name):
+            k = int(m[1])
+            assert np.all(np.diff(rates[:k]) > 0) and rates[k - 1] < 1 and np.all(rates[k:] == 1), name
+        elif m := re.fullmatch(r"steep warmup to (\d+)", name):
+            k = int(m[1])
+            assert k < warm and np.allclose(np.diff(rates[:k]), 1 / k) and np.all(rates[k - 1:] == 1), name
+        elif name == "whole warmup":
+            assert np.allclose(np.diff(rates[:warm]), 1 / warm) and np.all(rates[warm - 1:] == 1)
+        elif m := re.fullmatch(r"constant η(?:/(\d+))?", name):
+            assert np.allclose(rates, 1 / int(m[1] or 1)), name
+        else:
+            raise AssertionError(f"unexpected name {name!r}")
+    assert all(len(s) == 1 for s in names.values()), names
+    with pytest.raises(ValueError, match="^schedule"):
+        schedule_name(("ramp", 3), warm)

@@ -41,7 +41,7 @@ import numpy as np
 from lnworked.explore import Explorer
 from lnworked.stress.config import StressConfig, warmup_for
 from lnworked.stress.explorer import rounded_curve
-from lnworked.stress.warmup_schedules import HOLD_DIVISORS, HOLDS
+from lnworked.stress.warmup_schedules import HOLD_DIVISORS, HOLDS, schedule_name
 
 __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "schedule_value",
            "SCHEDULE_OPTIONS", "SCHEDULE_READOUT_KEYS", "PANELS", "PRODUCT_TOP", "RUNS"]
@@ -71,20 +71,10 @@ def schedule_value(schedule: tuple[str, int]) -> str:
 
 
 def _label(schedule: tuple[str, int], warm: int) -> str:
-    """The select's text for a schedule, short enough for a 390 px phone (reads 166-170: longer labels
-    were cut off there)."""
-    kind, k = schedule
-    if kind == "constant":
-        return "constant η, no warmup"
-    if kind == "held":
-        return f"held small for {k} steps, then η"
-    if kind == "cut":
-        return f"article's warmup, η from step {k}"
-    if kind == "linear":
-        return f"whole warmup, η from step {k}" if k == warm else f"steep warmup to η at step {k}"
-    if kind in HOLD_DIVISORS:
-        return f"first {k} steps at η/{HOLD_DIVISORS[kind]}, then η"
-    return f"constant η/{k}, no warmup"
+    """The select's text for a schedule: its one short name in chapter 6
+    (:func:`~lnworked.stress.warmup_schedules.schedule_name`), short enough for a 390 px phone (reads
+    166-170: longer labels were cut off there)."""
+    return schedule_name(schedule, warm)
 
 
 #: The schedules the explorer offers, in the select's order: the section's five, the run held for 20

@@ -38,7 +38,7 @@ from lnworked.stress.table_csv import read_rows, write_rows
 from lnworked.stress.train import train_runs
 from lnworked.validation import check_int
 
-__all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "PRE_RATES", "constant_ratio", "held_rates", "schedule_rates", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
+__all__ = ["SCHEDULES", "GRID", "HOLD_DIVISORS", "HOLDS", "PRE_RATES", "constant_ratio", "held_rates", "schedule_rates", "schedule_name", "full_rate_from", "schedule_losses", "learns", "schedule_rows",
            "write_schedule_csv", "read_schedule_csv", "summarise", "join_seeds"]
 
 #: The schedules' kinds: ``("constant", 0)``, ``("held", k)``, ``("linear", k)``, ``("reduced", k)``,
@@ -97,6 +97,30 @@ def schedule_rates(schedule: tuple[str, int], config: StressConfig) -> np.ndarra
         rates[k:] = eta
         return rates
     return learning_rates(eta, config.steps, k)
+
+
+def schedule_name(schedule: tuple[str, int], warm: int) -> str:
+    """The one short name of ``schedule`` = ``(kind, k)`` that chapter 6's tables, figures and explorer
+    use (reads 209, 211: three runs that each reach the full rate at step 60 had three long, alike names),
+    with ``warm`` the article's warmup length and "×k" read "for the first k steps, then eta":
+    ``"constant η"``; ``"held small ×k"`` (``eta / warm``); ``"warmup cut at k"`` (the article's linear
+    warmup up to step ``k``, then ``eta``); ``"whole warmup"`` (``("linear", warm)``); ``"steep warmup to
+    k"`` (a linear warmup reaching ``eta`` at step ``k < warm``); ``"η/d ×k"`` (the moderate holds);
+    ``"constant η/d"`` and ``"constant d η"`` (``reduced``, ``raised``)."""
+    kind, k = schedule
+    if kind not in SCHEDULES:
+        raise ValueError(f"schedule: kind must be one of {SCHEDULES}, got {kind!r}")
+    if kind == "constant":
+        return "constant η"
+    if kind == "held":
+        return f"held small ×{k}"
+    if kind == "cut":
+        return f"warmup cut at {k}"
+    if kind == "linear":
+        return "whole warmup" if k == warm else (f"steep warmup to {k}" if k < warm else f"slow warmup to {k}")
+    if kind in HOLD_DIVISORS:
+        return f"η/{HOLD_DIVISORS[kind]} ×{k}"
+    return f"constant η/{k}" if kind == "reduced" else f"constant {k}η"
 
 
 def full_rate_from(schedule: tuple[str, int]) -> int | None:
