@@ -295,7 +295,8 @@ def test_live_schedule_explorer_draws_both_runs_in_every_panel(monkeypatch, runs
 def test_the_product_caption_names_exactly_the_runs_whose_product_was_not_measured():
     """Diff review of stop 42: the caption's list was typed by hand. It is derived from the stored
     sharpness tables: every offered schedule with no reading for any seed, and no other."""
-    from lnworked.stress.schedule_explorer import _label, unmeasured_text
+    from lnworked.stress.schedule_explorer import unmeasured_text
+    from lnworked.stress.warmup_schedules import schedule_name
 
     measured = {(r["kind"], int(r["k"])) for name in ("warmup-sharpness.csv", "warmup-arrival.csv",
                                                        "warmup-holds-arrival.csv", "warmup-workable-sharpness.csv")
@@ -304,7 +305,7 @@ def test_the_product_caption_names_exactly_the_runs_whose_product_was_not_measur
     text = unmeasured_text(SCHEDULE_OPTIONS, sharpness, [7], WARM)
     for s in SCHEDULE_OPTIONS:
         if s[0] != "reduced":
-            assert (_label(s, WARM) in text) != (s in measured), s
+            assert (schedule_name(s, WARM) in text) != (s in measured), s
         else:
             assert s not in measured and "the lower constant rates" in text
     assert f"not measured for {text})" in schedule_explorer_spec().caption

@@ -70,13 +70,6 @@ def schedule_value(schedule: tuple[str, int]) -> str:
     return f"{kind} {k}"
 
 
-def _label(schedule: tuple[str, int], warm: int) -> str:
-    """The select's text for a schedule: its one short name in chapter 6
-    (:func:`~lnworked.stress.warmup_schedules.schedule_name`), short enough for a 390 px phone (reads
-    166-170: longer labels were cut off there)."""
-    return schedule_name(schedule, warm)
-
-
 #: The schedules the explorer offers, in the select's order: the section's five, the run held for 20
 #: steps, the warmup cut at step 90, the linear warmup reaching eta at step 60, the lower constant rates,
 #: and the first steps at one of them.
@@ -139,7 +132,7 @@ def unmeasured_text(offered, sharpness: dict, seeds, warm: int) -> str:
     if not missing:
         return "no run shown"
     words = (["the lower constant rates"] if any(kind == "reduced" for kind, _ in missing) else []) + \
-        [f"“{_label(s, warm)}”" for s in missing if s[0] != "reduced"]
+        [f"“{schedule_name(s, warm)}”" for s in missing if s[0] != "reduced"]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
@@ -314,7 +307,7 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                 "panels": panel_grid, "dash": {tag: dash for tag, _, dash, _ in RUNS if dash},
                 "view_box": f"0 0 520 {150 * len(panels) + 40}", "phone_view_box": f"0 0 340 {200 * len(panels) + 60}"}
 
-    options = tuple((schedule_value(s), _label(s, warm)) for s in offered)
+    options = tuple((schedule_value(s), schedule_name(s, warm)) for s in offered)
     names = {"rate": "each step's rate over η", "product": "each step's rate times Adam's preconditioned sharpness over the "
              f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
              f"on the first batch; a reading above {PRODUCT_TOP:g} drawn hollow on the top edge; not measured for "
