@@ -246,21 +246,39 @@ def _schedule_runs():
     return [("ramp", ramp, np.outer([1.0, 3.0], np.full(12, 1.0))), ("held", held, np.outer([1.0, 3.0], np.full(12, 2.0)))]
 
 
-def test_schedules_figure_draws_each_runs_rate_and_mean_loss_in_one_look():
+def test_schedules_figure_draws_one_panel_per_run_with_every_seed_coloured_by_whether_it_learns():
+    """Reads 222-224: the runs' bands lay on top of each other on one axis; one panel each, every seed drawn."""
+    from lnworked.style import PALETTE
     runs = _schedule_runs()
-    fig = schedules_figure(runs, 64, 0.1)
-    top, bottom = fig.axes
-    for i, (label, rates, losses) in enumerate(runs):
-        (rate,) = [ln for ln in top.get_lines() if ln.get_gid() == f"rate-{i}"]
-        (loss,) = [ln for ln in bottom.get_lines() if ln.get_gid() == f"loss-{i}"]
-        assert np.allclose(rate.get_ydata(), rates)
-        assert np.allclose(loss.get_ydata(), losses.mean(axis=0))  # 2 and 4: the mean of 1x and 3x
-        assert (rate.get_color(), rate.get_linestyle(), rate.get_marker()) == \
-            (loss.get_color(), loss.get_linestyle(), loss.get_marker())
-    assert bottom.get_yscale() == "log" and top.get_yscale() == "linear"
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["ramp", "held"]
-    # one look per run: no two runs share a colour
-    assert len({ln.get_color() for ln in top.get_lines() if ln.get_gid()}) == 2
+    losses = np.array([[3.0] * 12, [3.0] * 10 + [0.05, 0.05], [0.05] * 12])  # seeds: fails, learns, learns
+    runs = runs + [("three seeds", np.ones(12), losses)]
+    fig = schedules_figure(runs, 64, 0.1, last=2)
+    panels = [ax for ax in fig.axes if ax.get_title(loc="left")]
+    assert len(panels) == 3
+    # the titles count the seeds whose final loss (the mean of their last `last` losses) ends below the mark
+    assert [ax.get_title(loc="left") for ax in panels] == ["ramp: 0 of 2 learn", "held: 0 of 2 learn",
+                                                           "three seeds: 2 of 3 learn"]
+    for i, (ax, (label, rates, run_losses)) in enumerate(zip(panels, runs)):
+        seeds = [ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith(f"seed-{i}-")]
+        assert len(seeds) == len(run_losses)
+        for line, seed_loss in zip(seeds, run_losses):
+            assert np.allclose(line.get_ydata(), seed_loss)
+            learned = seed_loss[-2:].mean() < 0.1
+            assert to_hex(line.get_color()) == to_hex(PALETTE["navy"] if learned else PALETTE["grey"])
+        (center,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"loss-{i}"]
+        assert np.allclose(center.get_ydata(), np.median(run_losses, axis=0))
+        assert ax.get_yscale() == "log"
+    # where the full rate arrives: step 6 of the ramp, step 7 of the held run; none when it starts there
+    for i, step in ((0, 6), (1, 7)):
+        (arrives,) = [ln for ln in panels[i].get_lines() if ln.get_gid() == f"arrives-{i}"]
+        assert np.allclose(arrives.get_xdata(), step)
+    assert not [ln for ln in panels[2].get_lines() if ln.get_gid() == "arrives-2"]
+    # one step axis and one loss axis for every panel, and one legend naming what the lines are
+    assert len({ax.get_xlim() for ax in panels}) == 1 and len({ax.get_ylim() for ax in panels}) == 1
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "a random seed that learns", "a random seed that does not", "their median", "the full rate η from here",
+        "ln 64: a uniform guess", "0.1 nats: learned"]
 
 
 def test_momentum_walk_figure_draws_each_walks_size_on_a_log_axis():
@@ -314,36 +332,29 @@ def test_valley_figure_puts_each_walk_on_the_bowl_and_names_its_fate():
         valley_figure({}, limit)
 
 
-def test_schedules_figure_can_draw_the_median_seed_which_crosses_the_mark_when_most_seeds_do():
-    """Read 203: a mean over seeds stayed above the learned mark where 7 of 11 seeds were below it."""
+def test_schedules_figure_can_draw_the_mean_instead_of_the_median():
+    """Read 203: a mean over seeds stayed above the learned mark where most seeds were below it."""
     rates = np.ones(4)
     losses = np.array([[3.0] * 4, [3.0] * 4, [3.0, 1.0, 0.05, 0.01], [3.0, 1.0, 0.05, 0.01], [3.0, 1.0, 0.05, 0.01]])
-    mean = schedules_figure([("hold", rates, losses)], 64, 0.1)
-    median = schedules_figure([("hold", rates, losses)], 64, 0.1, center="median")
-    (by_mean,) = [ln for ln in mean.axes[1].get_lines() if ln.get_gid() == "loss-0"]
-    (by_median,) = [ln for ln in median.axes[1].get_lines() if ln.get_gid() == "loss-0"]
+    mean = schedules_figure([("hold", rates, losses)], 64, 0.1, center="mean", last=1)
+    median = schedules_figure([("hold", rates, losses)], 64, 0.1, last=1)
+    (by_mean,) = [ln for ln in mean.axes[0].get_lines() if ln.get_gid() == "loss-0"]
+    (by_median,) = [ln for ln in median.axes[0].get_lines() if ln.get_gid() == "loss-0"]
     assert np.allclose(by_mean.get_ydata(), losses.mean(axis=0)) and by_mean.get_ydata()[-1] > 0.1
     assert np.allclose(by_median.get_ydata(), [3.0, 1.0, 0.05, 0.01]) and by_median.get_ydata()[-1] < 0.1
     with pytest.raises(ValueError, match="^center"):
-        schedules_figure([("hold", rates, losses)], 64, 0.1, center="mode")
+        schedules_figure([("hold", rates, losses)], 64, 0.1, center="mode", last=1)
 
 
-def test_schedules_figure_draws_the_looks_it_is_given():
-    from lnworked.stress.warmup_figures import HOLD_LOOKS
-
-    fig = schedules_figure(_schedule_runs(), 64, 0.1, looks=HOLD_LOOKS)
-    for i, ax in enumerate(fig.axes):
-        for j in range(2):
-            (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"{('rate', 'loss')[i]}-{j}"]
-            assert (to_hex(line.get_color()), line.get_marker()) == (to_hex(HOLD_LOOKS[j][0]), HOLD_LOOKS[j][2])
-
-
-def test_schedules_figure_rejects_no_runs_and_mismatched_steps():
+def test_schedules_figure_rejects_no_runs_mismatched_steps_and_a_bad_last():
     with pytest.raises(ValueError, match="^runs"):
         schedules_figure([], 64, 0.1)
     label, rates, losses = _schedule_runs()[0]
     with pytest.raises(ValueError, match="ramp"):
         schedules_figure([(label, rates[:-1], losses)], 64, 0.1)
+    for last in (0, 13):
+        with pytest.raises(ValueError, match="^last"):
+            schedules_figure([(label, rates, losses)], 64, 0.1, last=last)
 
 
 def test_step_response_figure_rejects_no_rows():

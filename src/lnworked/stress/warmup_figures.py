@@ -200,40 +200,66 @@ HOLD_LOOKS = ((PALETTE["teal"], ":", "^"), (PALETTE["brown"], "--", "s"), (PALET
               (PALETTE["green"], "-", "P"))
 
 
-def schedules_figure(runs, vocab_size: int, threshold: float, looks=SCHEDULE_LOOKS, center: str = "mean"):
-    """Post-LN's runs under several rate schedules side by side, two stacked panels sharing the step
-    axis: top, each run's rate over the full rate, ``eta_s / eta``; bottom, its training loss (log
-    scale), the ``center`` over seeds (``"mean"``, or ``"median"``: below ``threshold`` exactly when
-    more than half the seeds are) as a line with the seeds' range as a band. ``runs``: a sequence of
-    ``(label, rates (steps,) relative to eta, losses (seeds, steps))``, drawn in the looks of
-    ``looks`` (``(colour, line style, marker)``, default :data:`SCHEDULE_LOOKS`) in that order. The uniform guess ``ln vocab_size`` dashed, ``threshold``
-    (learned) dotted; one legend below both panels."""
+def schedules_figure(runs, vocab_size: int, threshold: float, center: str = "median", last: int = 10):
+    """Post-LN's runs under several rate schedules, one panel per run, stacked on one step axis and one
+    log loss axis, so that no run's seeds hide another's. In each panel: every random seed's training
+    loss as a thin line, navy where the seed learns (its final loss, the mean of its last ``last``
+    losses, ends below ``threshold``) and grey where it does not; their ``center`` over seeds
+    (``"median"`` or ``"mean"``) as a thick line; a dotted vertical line at the step where the run's rate
+    first reaches the full rate (a rate of 1); the uniform guess ``ln vocab_size`` dashed and
+    ``threshold`` dotted, both named in the legend. Each panel's title: ``label: k of n learn``. ``runs``: a sequence of
+    ``(label, rates (steps,) relative to eta, losses (seeds, steps))``; one legend below the panels."""
     runs = list(runs)
     if not runs:
         raise ValueError("runs: needs at least one (label, rates, losses)")
+    if center not in CENTERS:
+        raise ValueError(f"center: must be one of {tuple(CENTERS)}, got {center!r}")
     for label, rates, losses in runs:
         if np.ndim(rates) != 1 or np.ndim(losses) != 2 or np.shape(losses)[1] != len(rates):
             raise ValueError(f"runs: {label!r} needs rates (steps,) and losses (seeds, steps) over the same steps")
-    fig, (top, bottom) = new_figure(WIDTH, 10.5, nrows=2)
-    every = max(1, len(runs[0][1]) // 6)
-    for i, (label, rates, losses) in enumerate(runs):
-        color, style, marker = looks[i % len(looks)]
-        steps = np.arange(1, len(rates) + 1)
-        top.plot(steps, rates, linestyle=style, color=color, linewidth=2.5, marker=marker, markevery=every,
-                 markersize=7, label=label, gid=f"rate-{i}")
-        line = loss_band(bottom, np.asarray(losses, float), style, color, label, 2.0, gid=f"loss-{i}", center=center)
-        line.set(marker=marker, markevery=every, markersize=7)
-    top.set_ylim(-0.05, 1.1)
-    for ax in (top, bottom):
-        ax.set_xlim(0, len(runs[0][1]) + 1)
-    _style(top, "The rate each step takes", "", "rate / full rate η")
-    bottom.set_yscale("log")
+        if not 1 <= last <= len(rates):
+            raise ValueError(f"last: must be from 1 to the {len(rates)} steps of {label!r}, got {last}")
+    fig, axes = new_figure(WIDTH, 1.75 * len(runs) + 1.3, nrows=len(runs))
+    axes = np.atleast_1d(axes)
+    for ax in axes[1:]:
+        ax.sharex(axes[0])
+        ax.sharey(axes[0])
     low = min(threshold, min(float(np.nanmin(losses)) for _, _, losses in runs))
-    bottom.set_ylim(low / 2, 3 * np.log(vocab_size))
-    uniform_guess(bottom, vocab_size)
-    bottom.axhline(threshold, color="0.5", linewidth=1, linestyle=":")
-    _style(bottom, "Post-LN's training loss", "step", "loss (nats)")
-    _legend_below(fig, top)
+    for i, (ax, (label, rates, losses)) in enumerate(zip(axes, runs)):
+        losses = np.asarray(losses, float)
+        steps = np.arange(1, losses.shape[1] + 1)
+        learned = losses[:, -last:].mean(axis=1) < threshold
+        for j, (seed_loss, ok) in enumerate(zip(losses, learned)):
+            ax.plot(steps, seed_loss, color=PALETTE["navy"] if ok else PALETTE["grey"], linewidth=0.9,
+                    alpha=0.8, gid=f"seed-{i}-{j}",
+                    label="a random seed that learns" if ok else "a random seed that does not")
+        ax.plot(steps, CENTERS[center](losses, axis=0), color=PALETTE["text"], linewidth=2.4,
+                label=f"their {center}", gid=f"loss-{i}")
+        full = np.flatnonzero(np.asarray(rates, float) >= 1 - 1e-9)
+        if full.size and full[0] > 0:
+            ax.axvline(full[0] + 1, color=PALETTE["magenta"], linestyle=":", linewidth=1.6,
+                       label="the full rate η from here", gid=f"arrives-{i}")
+        ax.axhline(np.log(vocab_size), color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
+                   label=f"ln {vocab_size}: a uniform guess")
+        ax.axhline(threshold, color="0.5", linewidth=1, linestyle=":", label=f"{threshold:g} nats: learned")
+        ax.set_yscale("log")
+        ax.set_title(f"{label}: {int(learned.sum())} of {len(learned)} learn", fontsize=FONT_390["legend"], loc="left")
+        ax.tick_params(which="both", labelsize=FONT_390["tick"])
+        if ax is not axes[-1]:
+            ax.tick_params(labelbottom=False)
+    axes[0].set_ylim(low / 2, 3 * np.log(vocab_size))
+    axes[0].set_xlim(0, len(runs[0][1]) + 1)
+    axes[-1].set_xlabel("step", fontsize=FONT_390["label"])
+    fig.supylabel("training loss (nats)", fontsize=FONT_390["label"])
+    handles = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(text, handle)
+    order = ["a random seed that learns", "a random seed that does not", f"their {center}",
+             "the full rate η from here", f"ln {vocab_size}: a uniform guess", f"{threshold:g} nats: learned"]
+    shown = [text for text in order if text in handles]
+    fig.legend([handles[text] for text in shown], shown, loc="outside lower center", ncols=1,
+               fontsize=FONT_390["legend"], frameon=False, columnspacing=0.8, handlelength=1.8)
     return fig
 
 
@@ -545,7 +571,7 @@ def schedule_sketches_figure(sketches, shown: int | None = None):
     shown = length if shown is None else int(shown)
     if not 2 <= shown <= length:
         raise ValueError(f"shown: must be from 2 to {length} steps, got {shown}")
-    fig, axes = new_figure(WIDTH, 1.55 * len(sketches) + 0.9, nrows=len(sketches))
+    fig, axes = new_figure(WIDTH, 1.15 * len(sketches) + 0.8, nrows=len(sketches))
     axes = np.atleast_1d(axes)
     for ax in axes[1:]:
         ax.sharex(axes[0])
