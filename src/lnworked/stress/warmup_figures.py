@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from lnworked.stress.deepnorm import final_loss
 from lnworked.style import PALETTE, new_figure
 
 __all__ = ["WIDTH", "FONT_390", "loss_band", "uniform_guess", "mean_over_seeds", "warmup_schedule_figure",
@@ -228,7 +229,7 @@ def schedules_figure(runs, vocab_size: int, threshold: float, center: str = "med
     for i, (ax, (label, rates, losses)) in enumerate(zip(axes, runs)):
         losses = np.asarray(losses, float)
         steps = np.arange(1, losses.shape[1] + 1)
-        learned = losses[:, -last:].mean(axis=1) < threshold
+        learned = final_loss(losses, last) < threshold
         for j, (seed_loss, ok) in enumerate(zip(losses, learned)):
             ax.plot(steps, seed_loss, color=PALETTE["navy"] if ok else PALETTE["grey"], linewidth=0.9,
                     alpha=0.8, gid=f"seed-{i}-{j}",
