@@ -625,35 +625,53 @@ def test_first_update_figure_draws_each_seeds_delivered_share_averaged_over_seed
 
 def _arrival_groups():
     """Two groups, products in raw units (threshold 38): at the threshold's 0.5, 2 and 1 times."""
-    return [("warmups", np.array([19.0, 76.0]), np.array([0.05, 3.0]), ("navy", "o")),
-            ("holds", np.array([38.0]), np.array([0.2]), ("teal", "^"))]
+    return [("warmups", np.array([19.0, 76.0]), np.array([0.05, 3.0]), "o"),
+            ("holds", np.array([38.0]), np.array([0.2]), "^")]
 
 
-def _arrival_scatter():
+def _arrival_scatter(**kwargs):
     from lnworked.stress.threshold_figures import arrival_scatter_figure
 
-    return arrival_scatter_figure(_arrival_groups(), 38.0, 0.1)
+    return arrival_scatter_figure(_arrival_groups(), 38.0, 0.1, **kwargs)
 
 
 def test_arrival_scatter_puts_each_run_at_its_product_over_the_threshold_and_its_final_loss():
+    from matplotlib.colors import to_hex
+
+    from lnworked.style import PALETTE
+
     fig = _arrival_scatter()
     ax = fig.axes[0]
     points = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections}
     assert points == {"warmups": [[0.5, 0.05], [2.0, 3.0]], "holds": [[1.0, 0.2]]}
+    # two colours only: navy where the run learned (below 0.1 nats), grey where it did not
+    colours = {c.get_gid(): [to_hex(f) for f in c.get_facecolors()] for c in ax.collections}
+    assert colours == {"warmups": [PALETTE["navy"], PALETTE["grey"]], "holds": [PALETTE["grey"]]}
     assert ax.get_xscale() == ax.get_yscale() == "log"
     # the threshold (1 in these units) across, the mark of learning up
     assert [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() != ":"] == [1.0]
     assert [ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == ":"] == [0.1]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "warmups", "holds", "threshold (38)", "learned: below 0.1 nats"]
+        "warmups", "holds", "learned (navy)", "did not (grey)", "threshold (38)", "learned: below 0.1 nats"]
+    # each side of the threshold counted: below, the warmup at 0.5 learns; at or above, neither point learns
+    counts = {t.get_gid(): t.get_text() for t in ax.texts if t.get_gid()}
+    assert counts == {"count below": "below:\n1 learn\n0 do not", "count above": "above:\n0 learn\n2 do not"}
+
+
+def test_arrival_scatter_points_a_callout_at_every_point_of_its_group():
+    fig = _arrival_scatter(callouts=[("warmups", "the warmups", (0.5, 0.5))])
+    arrows = [t for t in fig.axes[0].texts if getattr(t, "arrow_patch", None) is not None]
+    assert sorted(tuple(a.xy) for a in arrows) == [(0.5, 0.05), (2.0, 3.0)]
+    assert [a.get_text() for a in arrows] == ["the warmups", ""]  # the text once
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(groups=[]), "groups: needs at least one"),
-    (dict(groups=[("g", np.ones(2), np.ones(3), ("k", "o"))]), "groups: 'g' needs as many"),
-    (dict(groups=[("g", -np.ones(2), np.ones(2), ("k", "o"))]), "groups: 'g' needs as many positive"),
+    (dict(groups=[("g", np.ones(2), np.ones(3), "o")]), "groups: 'g' needs as many"),
+    (dict(groups=[("g", -np.ones(2), np.ones(2), "o")]), "groups: 'g' needs as many positive"),
     (dict(threshold=0.0), "threshold: must be positive"),
     (dict(learned_below=-1.0), "learned_below: must be positive"),
+    (dict(callouts=[("nobody", "text", (0.5, 0.5))]), "callouts: 'nobody' is not the label of a group"),
 ])
 def test_arrival_scatter_rejects_bad_input_naming_the_argument(kwargs, message):
     from lnworked.stress.threshold_figures import arrival_scatter_figure
