@@ -149,7 +149,7 @@ def arrival_scatter_figure(groups, threshold: float, learned_below: float, callo
                         bbox=LABEL_BOX if i == 0 else None, arrowprops=dict(arrowstyle="-", color=PALETTE["text"], linewidth=0.8,
                                                         shrinkB=6), zorder=4)
     ax.set_ylim(float(y_all.min()) / 8, float(y_all.max()) * 2)  # room for the counts below the points
-    _style(ax, "Arrival against outcome", "rate × sharpness / threshold", "final loss (nats)")
+    _style(ax, "Arrival against outcome", "η × sharpness / threshold", "final loss (nats)")
     fig.legend(handles=handles, loc="outside lower center", fontsize=FONT_390["legend"], frameon=False,
                handlelength=1.8)
     return fig
@@ -208,7 +208,7 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel, "rate × sharpness / threshold")
+        _style(ax, title, xlabel, "own rate × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
     return fig
