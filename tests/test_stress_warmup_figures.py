@@ -375,7 +375,7 @@ def test_step_response_figure_rejects_no_rows():
     lambda: schedules_figure(_schedule_runs(), 64, 0.1),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}),
     lambda: _outcome_map(),
-    lambda: _arrival_scatter(),
+    lambda: _arrival_strip(),
     lambda: momentum_walk_figure({0.8: [1.0, -0.5, 0.2], 1.2: [1.0, -2.0, 4.0]}, top=3.0),
     lambda: workable_curve_figure({0: [4, 4], 30: [2, 1]}, np.minimum(np.arange(61) / 60, 1), "the warmup"),
     lambda: constant_rates_figure({1: [3.0, 2.0], 2: [1.0, 1.2], 4: [0.8, 0.9], 8: [1.9, 2.0]}),
@@ -623,63 +623,55 @@ def test_first_update_figure_draws_each_seeds_delivered_share_averaged_over_seed
         assert list(lines[f"delivered-Post-LN-{full}"].get_xdata()) == [1, 2, 4]
 
 
-def _arrival_groups():
-    """Two groups, products in raw units (threshold 38): at the threshold's 0.5, 2 and 1 times."""
-    return [("warmups", np.array([19.0, 76.0]), np.array([0.05, 3.0]), "o"),
-            ("holds", np.array([38.0]), np.array([0.2]), "^")]
+def _arrival_rows():
+    """Two runs, products in raw units (threshold 38): at the threshold's 0.5 and 2 times, and at 1."""
+    return [("warmups", np.array([19.0, 76.0]), np.array([0.05, 3.0])),
+            ("holds", np.array([38.0]), np.array([0.2]))]
 
 
-def _arrival_scatter(**kwargs):
-    from lnworked.stress.threshold_figures import arrival_scatter_figure
+def _arrival_strip(**kwargs):
+    from lnworked.stress.threshold_figures import arrival_strip_figure
 
-    return arrival_scatter_figure(_arrival_groups(), 38.0, 0.1, **kwargs)
+    return arrival_strip_figure(_arrival_rows(), 38.0, 0.1, **kwargs)
 
 
-def test_arrival_scatter_puts_each_run_at_its_product_over_the_threshold_and_its_final_loss():
+def test_arrival_strip_puts_each_seed_at_its_product_over_the_threshold_in_its_runs_row():
     from matplotlib.colors import to_hex
 
     from lnworked.style import PALETTE
 
-    fig = _arrival_scatter()
+    fig = _arrival_strip(bold=["holds"])
     ax = fig.axes[0]
-    points = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections}
-    assert points == {"warmups": [[0.5, 0.05], [2.0, 3.0]], "holds": [[1.0, 0.2]]}
-    # two colours only: navy where the run learned (below 0.1 nats), grey where it did not
-    colours = {c.get_gid(): [to_hex(f) for f in c.get_facecolors()] for c in ax.collections}
-    assert colours == {"warmups": [PALETTE["navy"], PALETTE["grey"]], "holds": [PALETTE["grey"]]}
-    assert ax.get_xscale() == ax.get_yscale() == "log"
-    # the threshold (1 in these units) across, the mark of learning up
-    assert [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() != ":"] == [1.0]
-    assert [ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == ":"] == [0.1]
+    points = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections if len(c.get_offsets())}
+    # row 0 (top) the warmups, its two seeds a little apart up and down; row 1 the holds
+    assert points == {"warmups learned": [[0.5, -0.08]], "warmups not learned": [[2.0, 0.08]],
+                      "holds not learned": [[1.0, 1.0]]}
+    filled = {c.get_gid(): to_hex(c.get_facecolors()[0]) for c in ax.collections if len(c.get_offsets())}
+    assert filled == {"warmups learned": PALETTE["navy"], "warmups not learned": "#ffffff",
+                      "holds not learned": "#ffffff"}
+    assert ax.get_xscale() == "log" and ax.get_ylim()[0] > ax.get_ylim()[1]  # the first row on top
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["warmups", "holds"]
+    assert [t.get_fontweight() for t in ax.get_yticklabels()] == ["normal", "bold"]
+    assert [ln.get_xdata()[0] for ln in ax.lines] == [1.0]  # the threshold, 1 in these units
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "warmups", "holds", "learned (navy)", "did not (grey)", "threshold (38)", "learned: below 0.1 nats"]
-    # each side of the threshold counted: below, the warmup at 0.5 learns; at or above, neither point learns
-    counts = {t.get_gid(): t.get_text() for t in ax.texts if t.get_gid()}
-    assert counts == {"count below": "below:\n1 learn\n0 do not", "count above": "above:\n0 learn\n2 do not"}
-
-
-def test_arrival_scatter_points_a_callout_at_every_point_of_its_group():
-    fig = _arrival_scatter(callouts=[("warmups", "the warmups", (0.5, 0.5))])
-    arrows = [t for t in fig.axes[0].texts if getattr(t, "arrow_patch", None) is not None]
-    assert sorted(tuple(a.xy) for a in arrows) == [(0.5, 0.05), (2.0, 3.0)]
-    assert [a.get_text() for a in arrows] == ["the warmups", ""]  # the text once
+        "learned (final loss below 0.1 nats)", "did not learn", "threshold (38)"]
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(groups=[]), "groups: needs at least one"),
-    (dict(groups=[("g", np.ones(2), np.ones(3), "o")]), "groups: 'g' needs as many"),
-    (dict(groups=[("g", -np.ones(2), np.ones(2), "o")]), "groups: 'g' needs as many positive"),
+    (dict(rows=[]), "rows: needs at least one"),
+    (dict(rows=[("g", np.ones(2), np.ones(3))]), "rows: 'g' needs as many"),
+    (dict(rows=[("g", -np.ones(2), np.ones(2))]), "rows: 'g' needs as many positive"),
     (dict(threshold=0.0), "threshold: must be positive"),
     (dict(learned_below=-1.0), "learned_below: must be positive"),
-    (dict(callouts=[("nobody", "text", (0.5, 0.5))]), "callouts: 'nobody' is not the label of a group"),
+    (dict(bold=["nobody"]), "bold: 'nobody' is not the label of a row"),
 ])
-def test_arrival_scatter_rejects_bad_input_naming_the_argument(kwargs, message):
-    from lnworked.stress.threshold_figures import arrival_scatter_figure
+def test_arrival_strip_rejects_bad_input_naming_the_argument(kwargs, message):
+    from lnworked.stress.threshold_figures import arrival_strip_figure
 
-    args = dict(groups=_arrival_groups(), threshold=38.0, learned_below=0.1)
+    args = dict(rows=_arrival_rows(), threshold=38.0, learned_below=0.1)
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
-        arrival_scatter_figure(**args)
+        arrival_strip_figure(**args)
 
 
 def test_workable_curve_figure_puts_one_disc_per_chosen_rate_and_counts_the_seeds():

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnworked.style import PALETTE, new_figure
-from lnworked.stress.warmup_figures import FONT_390, LABEL_BOX, WIDTH, _legend_below, _log_ticks, _style
+from matplotlib.lines import Line2D
 
-__all__ = ["WALK_LOOKS", "momentum_walk_figure", "valley_figure", "arrival_scatter_figure",
+from lnworked.style import PALETTE, new_figure
+from lnworked.stress.warmup_figures import FONT_390, WIDTH, _legend_below, _log_ticks, _style
+
+__all__ = ["WALK_LOOKS", "momentum_walk_figure", "valley_figure", "arrival_strip_figure",
            "sharpness_figure", "workable_products_figure"]
 
 #: Looks of the momentum walks below, at and above the threshold.
@@ -82,74 +84,59 @@ def valley_figure(walks: dict, limit: float):
     return fig
 
 
-def arrival_scatter_figure(groups, threshold: float, learned_below: float, callouts=()):
-    """Where each run's full rate arrives against how the run ends, one point per run: across, the
-    product ``eta lam`` at the full rate's arrival in units of ``threshold`` (log scale, dashed at 1);
-    up, the run's final loss (log scale, dotted at ``learned_below``, under which it learned). Two
-    colours only, navy for a run that learned and grey for one that did not; each side of the
-    threshold is labelled with its counts (:func:`~lnworked.stress.seed_counts.arrival_outcomes`).
-    ``groups``: a sequence of ``(label, products (n,), finals (n,), marker)``; the legend shows each
-    group's marker. ``callouts``: a sequence of ``(label, text, (x, y))``, ``(x, y)`` in axes fractions:
-    ``text`` is written there with an arrow to each point of the group ``label``. If arriving below
-    the threshold decided, every point would sit bottom left or top right."""
-    from matplotlib.lines import Line2D
-
-    from lnworked.stress.seed_counts import arrival_outcomes
-
-    groups = list(groups)
-    if not groups:
-        raise ValueError("groups: needs at least one (label, products, finals, marker)")
+def arrival_strip_figure(rows, threshold: float, learned_below: float, bold=()):
+    """Where each run's full rate arrives, and whether the run learned: one row per run (top to
+    bottom in the order given, named on the left), one marker per seed at the product ``eta lam`` where
+    its full rate arrives, in units of ``threshold`` (log scale, dashed at 1); filled navy where the
+    seed's final loss is below ``learned_below`` (it learned), an open grey ring where it is not. A
+    row's seeds sit a little apart up and down, so that equal products stay visible. ``rows``: a
+    sequence of ``(label, products (n,), finals (n,))``; ``bold``: labels of rows to name in bold. If
+    arriving below the threshold decided, every filled marker would sit left of the line and every
+    ring right of it."""
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows: needs at least one (label, products, finals)")
     threshold, learned_below = float(threshold), float(learned_below)
     if not threshold > 0:
         raise ValueError(f"threshold: must be positive, got {threshold}")
     if not learned_below > 0:
         raise ValueError(f"learned_below: must be positive, got {learned_below}")
-    points = {}
-    for label, products, finals, marker in groups:
-        x, y = np.asarray(products, float), np.asarray(finals, float)
-        if x.ndim != 1 or x.shape != y.shape or x.size == 0 or np.any(x <= 0) or np.any(y <= 0):
-            raise ValueError(f"groups: {label!r} needs as many positive products as positive final losses")
-        points[label] = (x / threshold, y, marker)
-    for label, _, _ in callouts:
-        if label not in points:
-            raise ValueError(f"callouts: {label!r} is not the label of a group")
-    look = {True: PALETTE["navy"], False: PALETTE["grey"]}
-    fig, ax = new_figure(WIDTH, 10.0)
-    handles = []
-    for label, (x, y, marker) in points.items():
-        ax.scatter(x, y, marker=marker, s=110, c=[look[bool(v < learned_below)] for v in y], edgecolor="white",
-                   linewidth=0.6, gid=label, zorder=3)
-        handles.append(Line2D([], [], linestyle="", marker=marker, markersize=10, color=PALETTE["text"], label=label))
-    handles += [Line2D([], [], linestyle="", marker="o", markersize=10, color=look[True], label="learned (navy)"),
-                Line2D([], [], linestyle="", marker="o", markersize=10, color=look[False], label="did not (grey)")]
+    labels = [label for label, _, _ in rows]
+    for label in bold:
+        if label not in labels:
+            raise ValueError(f"bold: {label!r} is not the label of a row")
+    fig, ax = new_figure(WIDTH, 0.42 * len(rows) + 2.6)
+    products = []
+    for y, (label, x, finals) in enumerate(rows):
+        x, finals = np.asarray(x, float) / threshold, np.asarray(finals, float)
+        if x.ndim != 1 or x.shape != finals.shape or x.size == 0 or np.any(x <= 0) or np.any(finals <= 0):
+            raise ValueError(f"rows: {label!r} needs as many positive products as positive final losses")
+        products.append(x)
+        spread = y + 0.16 * (np.arange(x.size) - (x.size - 1) / 2)
+        learned = finals < learned_below
+        ax.scatter(x[learned], spread[learned], s=90, color=PALETTE["navy"], zorder=3, gid=f"{label} learned")
+        ax.scatter(x[~learned], spread[~learned], s=90, facecolor="white", edgecolor=PALETTE["grey"], linewidth=2,
+                   zorder=3, gid=f"{label} not learned")
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    x_all = np.concatenate([x for x, _, _ in points.values()])
-    reach = max(float(x_all.max()), 1 / float(x_all.min())) * 1.6  # the threshold in the middle
-    ax.set_xlim(1 / reach, reach)
-    for axis in (ax.xaxis, ax.yaxis):
-        _log_ticks(axis)
+    every = np.concatenate(products)
+    ax.set_xlim(min(float(every.min()), 1.0) / 1.5, max(float(every.max()), 1.0) * 1.5)
+    _log_ticks(ax.xaxis)
+    ax.set_yticks(range(len(rows)), labels)
+    for tick, label in zip(ax.get_yticklabels(), labels):
+        tick.set_fontweight("bold" if label in bold else "normal")
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
+    ax.grid(False, axis="y")
     ax.axvline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2)
-    ax.axhline(learned_below, color=PALETTE["grey"], linestyle=":", linewidth=1.5)
-    handles += [Line2D([], [], color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
-                       label=f"threshold ({threshold:.0f})"),
-                Line2D([], [], color=PALETTE["grey"], linestyle=":", linewidth=1.5,
-                       label=f"learned: below {learned_below:g} nats")]
-    y_all = np.concatenate([y for _, y, _ in points.values()])
-    counts = arrival_outcomes(x_all, y_all < learned_below, 1.0)
-    for below, x_text, align in ((True, 0.03, "left"), (False, 0.97, "right")):  # the empty bottom corners
-        ax.text(x_text, 0.03, f"{'below' if below else 'above'}:\n{counts[below, True]} learn\n"
-                f"{counts[below, False]} do not", transform=ax.transAxes, ha=align, va="bottom",
-                fontsize=FONT_390["legend"], color=PALETTE["text"], gid=f"count {'below' if below else 'above'}")
-    for label, text, (tx, ty) in callouts:
-        x, y, _ = points[label]
-        for i, (px, py) in enumerate(zip(x, y)):
-            ax.annotate(text if i == 0 else "", (px, py), xytext=(tx, ty), textcoords="axes fraction",
-                        fontsize=FONT_390["legend"], color=PALETTE["text"], ha="center", va="center",
-                        bbox=LABEL_BOX if i == 0 else None, arrowprops=dict(arrowstyle="-", color=PALETTE["text"], linewidth=0.8,
-                                                        shrinkB=6), zorder=4)
-    ax.set_ylim(float(y_all.min()) / 8, float(y_all.max()) * 2)  # room for the counts below the points
-    _style(ax, "Arrival against outcome", "η × sharpness / threshold", "final loss (nats)")
+    _style(ax, "Arrival against outcome", "η × sharpness / threshold", "")
+    ax.set_title(ax.get_title(), loc="right", fontsize=FONT_390["title"])  # the row names leave the axes narrow
+    ax.set_title("", loc="center")
+    ax.set_xlabel(ax.get_xlabel(), loc="right", fontsize=FONT_390["label"])
+    handles = [Line2D([], [], linestyle="", marker="o", markersize=10, color=PALETTE["navy"],
+                      label=f"learned (final loss below {learned_below:g} nats)"),
+               Line2D([], [], linestyle="", marker="o", markersize=10, markerfacecolor="white",
+                      markeredgecolor=PALETTE["grey"], markeredgewidth=2, label="did not learn"),
+               Line2D([], [], color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
+                      label=f"threshold ({threshold:.0f})")]
     fig.legend(handles=handles, loc="outside lower center", fontsize=FONT_390["legend"], frameon=False,
                handlelength=1.8)
     return fig
