@@ -842,3 +842,22 @@ def test_schedule_sketches_figure_draws_each_schedule_once_as_steps_and_no_outco
             schedule_sketches_figure(bad)
     with pytest.raises(ValueError, match="^shown"):
         schedule_sketches_figure([("a ramp", ramp)], shown=41)
+
+
+def test_log_axis_shows_three_or_more_labels_below_and_above_1_on_a_range_under_a_decade():
+    """Read 240: Post-LN's panel of the constant rates (final losses 0.55 to 4.5) was labelled at 1 and 3
+    only, so the ringed best rates (all below 1) could not be read. A log axis spanning about a decade is
+    labelled at 1, 1.5, 2, 3, 5 and 7 of it; one spanning several decades keeps 1 and 3 of each."""
+    finals = {8: np.linspace(1.9, 2.3, 5), 4: np.linspace(0.55, 1.2, 5), 2: np.linspace(0.7, 1.8, 5),
+              1: np.linspace(3.0, 4.5, 5)}
+    pre_ln = {r: np.full(5, v) for r, v in zip((1 / 8, 1, 4), (1.2, 2e-3, 1.3e-4))}
+    fig = constant_rates_figure(finals, pre_ln)
+    fig.canvas.draw()
+    post, pre = fig.axes[:2]
+
+    def shown(ax):
+        low, high = ax.get_ylim()
+        return [t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= v <= high]
+
+    assert {"0.7", "1", "2", "3"} <= set(shown(post)) and len([t for t in shown(post) if float(t) < 1]) >= 1
+    assert {"0.001", "0.003", "1"} <= set(shown(pre)) and "0.002" not in shown(pre)

@@ -78,10 +78,22 @@ def mean_over_seeds(rows, key: str, pre_norm: bool, **match):
             np.array([np.max(v) for v in values]))
 
 
+class _ReadableLogLocator(LogLocator):
+    """Ticks of a log axis at 1 and 3 of every decade; on an axis that spans less, more per decade
+    (1, 2, 3, 5 under 1.8 decades; 1, 1.5, 2, 3, 5, 7 under 1.2), so at least three ticks show."""
+
+    def tick_values(self, vmin, vmax):
+        low, high = sorted((vmin, vmax))
+        span = np.log10(high / low) if low > 0 else np.inf
+        self.set_params(subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span < 1.2 else (1.0, 2.0, 3.0, 5.0) if span < 1.8
+                        else (1.0, 3.0))
+        return super().tick_values(vmin, vmax)
+
+
 def _log_ticks(axis):
-    """Ticks of a log-scale ``axis`` at 1 and 3 of every decade, written as numbers (0.3, 1, 3), so
-    values near 1 can be read off."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+    """Ticks of a log-scale ``axis`` at 1 and 3 of every decade (more where it spans under 1.8 decades),
+    written as numbers (0.3, 1, 3), so values near 1 can be read off."""
+    axis.set_major_locator(_ReadableLogLocator(base=10, subs=(1.0, 3.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
 
