@@ -25,7 +25,7 @@ __all__ = ["walk_explorer", "walk_explorer_spec", "walk_readouts", "WALK_READOUT
 #: The momentum select's values; 0.9 is the article's.
 WALK_B1 = (0.0, 0.5, 0.9, 0.99)
 #: The slider: ``eta lam`` over the threshold, from ``RATIO_LO`` to ``RATIO_HI`` by ``RATIO_STEP``.
-RATIO_LO, RATIO_HI, RATIO_STEP = 0.5, 1.5, 0.05
+RATIO_LO, RATIO_HI, RATIO_STEP = 0.5, 1.5, 0.01
 #: Where the slider opens: half the threshold, not 0.8 times it, the setting 6.6's forecast above the explorer
 #: asks about (opening there, its table would answer the forecast on the same screen).
 RATIO_DEFAULT = 0.5
