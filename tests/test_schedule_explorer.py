@@ -50,17 +50,17 @@ def runs():
 
 @pytest.fixture(scope="module")
 def products():
-    """``{("cut 30", "7"): {step: eta_s lam / threshold}}`` for Post-LN, from the committed sharpness
-    CSVs: what the run's step from that step faces, its own rate (the ``rate`` column, over eta) times
-    the full rate's product; a step in both keeps the sharpness table's value (the one the section's
-    figure draws)."""
+    """``{("cut 30", "7"): {step: eta lam / threshold}}`` for Post-LN, from the committed sharpness
+    CSVs: what a full-rate step from the run's weights and divisors at that step would face (the
+    ``sharpness`` column, whatever the run's own ``rate`` there); a step in both keeps the sharpness
+    table's value (the one the section's figure draws)."""
     out: dict = {}
     for name in ("warmup-workable-sharpness.csv", "warmup-holds-arrival.csv", "warmup-arrival.csv",
                  "warmup-sharpness.csv"):
         for row in _csv(name):
             if row["placement"] == "Post-LN":
                 out.setdefault((f"{row['kind']} {row['k']}", row["seed"]), {})[int(row["step"])] = \
-                    float(row["rate"]) * float(row["sharpness"]) / THRESHOLD
+                    float(row["sharpness"]) / THRESHOLD
     return out
 
 

@@ -205,8 +205,9 @@ def test_figure_rejects_runs_without_their_full_rate_step():
 
 def test_figure_draws_each_panel_in_units_of_the_threshold():
     """Each run's line is the geometric mean over seeds divided by the threshold; the dashed line sits
-    at 1; the ring marks the full rate's step. Every point means what the run's step faced (its own rate
-    times the sharpness), so every line is drawn alike, thick with markers and each seed's marker, before
+    at 1; the ring marks the full rate's step. Every point means what a full-rate step from there would face
+    (the full rate times the sharpness; reads 259-261: a second product, the run's own rate's, was hard to
+    keep apart from it), so every line is drawn alike, thick with markers and each seed's marker, before
     the ring as after it (reads 127-139: a thin "what the full rate would face" line was read as the
     run's own state, and over-encoded the figure)."""
     from lnworked.stress.threshold_figures import sharpness_figure
@@ -216,6 +217,7 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
                             ("bottom", [("b", [10, 20], values[:, 1:] * 2, ("r", "--", "s"), 10)])], 38.0)
     top, bottom = fig.axes[:2]
     assert [ax.get_title() for ax in (top, bottom)] == ["top", "bottom"]
+    assert {ax.get_ylabel() for ax in (top, bottom)} == {"η × sharpness / threshold"}
     mean, *seeds_top, ring = top.get_lines()[:4]
     assert list(mean.get_xdata()) == [0, 10, 20] and mean.get_label() == "a" and mean.get_linewidth() > 2
     np.testing.assert_allclose(mean.get_ydata(), [1.0, 1.0, 1.0])

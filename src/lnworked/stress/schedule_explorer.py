@@ -12,8 +12,9 @@
 
     * ``rate``: each step's rate over the full rate, ``eta_s / eta``
       (:func:`~lnworked.stress.warmup_schedules.schedule_rates`);
-    * ``product``: ``eta_s lam / threshold``, what the run's step faces: its own rate ``eta_s`` times
-      Adam's preconditioned sharpness ``lam`` in units of
+    * ``product``: ``eta lam / threshold``, what a full-rate step from the run's weights and Adam's
+      divisors at that step would face: the full rate ``eta`` times Adam's preconditioned sharpness
+      ``lam`` there, in units of
       :func:`~lnworked.stress.sharpness.adam_threshold`, at the steps where it was measured (the
       committed ``lnworked stress warmup-sharpness``, ``warmup-arrival`` and
       ``warmup-holds-arrival`` and ``warmup-workable-sharpness``; where two measured a step, the first), log scale, a dotted line at 1,
@@ -49,7 +50,7 @@ __all__ = ["schedule_explorer", "schedule_explorer_spec", "schedule_readouts", "
 #: Readout keys of one run in :func:`schedule_explorer`, in table order.
 SCHEDULE_READOUT_KEYS = ("loss-at-full", "product-at-full", "final-loss", "learns")
 #: The panels the explorer can draw, top to bottom: (key, y label, log scale?, share of the canvas's height).
-PANELS = (("rate", "rate / η", False, 0.24), ("product", "ηₛΛ / threshold", True, 0.40),
+PANELS = (("rate", "rate / η", False, 0.24), ("product", "ηΛ / threshold", True, 0.40),
           ("loss", "loss (nats)", True, 0.36))
 #: Per panel, how its axis ticks in the page: the rate at 0, 0.5 and 1, the product at every power of ten.
 EXTRA_TICKS = {"rate": {"tick_count": 2}, "product": {"log_every": 1}}
@@ -78,14 +79,14 @@ SCHEDULE_OPTIONS = (("constant", 0), ("held", 20), ("held", 120), ("cut", 30), (
 
 
 def _sharpness_table(*tables) -> dict:
-    """``{(kind, k, seed): {step: eta_s lam}}`` over the Post-LN rows of the sharpness measurements
-    ``tables``: what the run's step from that step faces, its own rate (the rows' ``rate``, over ``eta``)
-    times the full rate's product ``eta lam``; a step measured in more than one keeps the first table's value."""
+    """``{(kind, k, seed): {step: eta lam}}`` over the Post-LN rows of the sharpness measurements
+    ``tables``: what a full-rate step from the run's weights and divisors at that step would face (the
+    rows' ``sharpness``); a step measured in more than one keeps the first table's value."""
     out = {}
     for rows in reversed(tables):
         for r in rows:
             if r["placement"] == "Post-LN":
-                out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["rate"] * r["sharpness"]
+                out.setdefault((r["kind"], r["k"], r["seed"]), {})[r["step"]] = r["sharpness"]
     return out
 
 
@@ -93,7 +94,7 @@ def schedule_readouts(losses: dict, sharpness: dict, schedule: tuple[str, int], 
                       threshold: float, stable: float, last: int = 10) -> dict:
     """Readout key -> text for one run: ``losses`` maps ``(kind, k)`` to losses ``(seeds, steps)``
     (:func:`~lnworked.stress.warmup_schedules.summarise`), ``sharpness`` maps ``(kind, k, seed)`` to
-    ``{step: eta_s lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
+    ``{step: eta lam}``. ``loss-at-full`` = the loss after ``s`` updates, ``s`` =
     :func:`~lnworked.stress.warmup_schedules.full_rate_from`; ``product-at-full`` = ``eta lam /
     threshold`` at step ``s``, where the rate is ``eta``; ``final-loss`` = the mean of the last
     ``last`` losses; ``learns`` = whether that is below ``stable`` nats."""

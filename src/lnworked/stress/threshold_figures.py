@@ -1,6 +1,6 @@
 """Figures of Adam's threshold (6.6, :doc:`05_rate_threshold`) and of the runs held against it
-(6.7, :doc:`05_threshold_runs`): the momentum walk and the valley, each run's rate times Adam's
-preconditioned sharpness, and every run where its full rate arrives.
+(6.7, :doc:`05_threshold_runs`): the momentum walk and the valley, the full rate times Adam's
+preconditioned sharpness along each run, and every run where its full rate arrives.
 
 House style of :mod:`lnworked.stress.warmup_figures` (width, phone-sized text, legends below).
 """
@@ -147,19 +147,19 @@ SHARPNESS_CENTERS = {"geometric mean": lambda v: np.exp(np.log(v).mean(axis=0)),
 
 
 def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str = "geometric mean"):
-    """What each run's steps face, its own rate times Adam's preconditioned sharpness, in units of
-    ``threshold`` (log scale), against the step, in stacked panels that share both axes: one line per
-    run through the ``center`` over seeds (``"geometric mean"`` or ``"median"``: with three seeds, the
-    middle one, so a run whose seeds swing across the threshold draws a line that swings too), each seed
-    a thin line with small markers, and a ring on the line where
-    the run's rate becomes the full rate. ``panels``: a sequence of ``(title, runs)``, ``runs`` a
-    sequence of ``(label, steps (n,), values (seeds, n), look, full_from)`` with ``values`` the raw
-    products ``eta_s lam`` (the rate of the step taken from those weights times the sharpness there),
-    ``look`` a ``(colour, line style, marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step
-    (one of ``steps``) from which the rate is the full rate, or ``None`` for no ring. Every point has
-    one meaning, what that run's step faced, so every line is drawn alike. The threshold, 1 in these
-    units, is drawn dashed in every panel; each panel's legend sits below it. ``xlabel``: the steps'
-    axis label."""
+    """What the full rate would face along each run: ``eta`` times Adam's preconditioned sharpness
+    from the run's weights and divisors at each step, in units of ``threshold`` (log scale), against
+    the step, in stacked panels that share both axes: one line per run through the ``center`` over
+    seeds (``"geometric mean"`` or ``"median"``: with three seeds, the middle one, so a run whose
+    seeds swing across the threshold draws a line that swings too), each seed a thin line with small
+    markers, and a ring on the line where the run's rate becomes the full rate. ``panels``: a sequence
+    of ``(title, runs)``, ``runs`` a sequence of ``(label, steps (n,), values (seeds, n), look,
+    full_from)`` with ``values`` the raw products ``eta lam``, ``look`` a ``(colour, line style,
+    marker)`` (e.g. of :data:`SCHEDULE_LOOKS`), ``full_from`` the step (one of ``steps``) from which
+    the run's rate is the full rate, or ``None`` for no ring. Every point has one meaning, what a
+    full-rate step from there would face (the run's own step, at ``eta_s``, faces ``eta_s / eta`` of
+    it), so every line is drawn alike. The threshold, 1 in these units, is drawn dashed in every
+    panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -195,7 +195,7 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel, "own rate × sharpness / threshold")
+        _style(ax, title, xlabel, "η × sharpness / threshold")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                   frameon=False, handlelength=1.8)
     return fig
