@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 
 #: Pages a student reader found with tables wider than a phone (chapters 2, 4-8 and the notation).
 PAGES = ["chapters/02_placements", "chapters/04_forward_scale", "chapters/05_stress_test",
-         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_rate_threshold", "chapters/05_threshold_runs", "chapters/05_why_sensitive", "chapters/06_wider_family", "notation"]
+         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_warmup_leaves", "chapters/05_rate_threshold", "chapters/05_threshold_runs", "chapters/05_why_sensitive", "chapters/06_wider_family", "notation"]
 EXPLORER_PAGES = ["chapters/05_why_warmup", "chapters/05_why_sensitive", "chapters/05_stress_test",
                   "chapters/04_forward_scale"]
 
@@ -367,7 +367,8 @@ return {main: main.length ? Math.max(...main) : null,
 """
 
 
-@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_rate_threshold", "chapters/05_threshold_runs"])
+@pytest.mark.parametrize("name", ["chapters/05_warmup_over_training", "chapters/05_warmup_leaves", "chapters/05_rate_threshold",
+                                  "chapters/05_threshold_runs"])
 def test_phone_figure_in_a_fold_is_nearly_as_wide_as_in_the_text(browser, server, name):
     """Read 174: at 390 px a figure inside an answer fold (a dropdown inside a forecast box) was 208 px wide,
     its ticks unreadable, against 342 px in the main text (book/_static/folds.css). Every folded figure

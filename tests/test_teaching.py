@@ -39,11 +39,13 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_twelve_teaching_pages():
-    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's three on warmup over
-    training, on the rate Adam tolerates and on what that rate explains about the runs."""
-    assert len(TEACHING) == 12 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
-                                    "chapters/05_rate_threshold", "chapters/05_threshold_runs"} <= set(TEACHING)
+def test_there_are_thirteen_teaching_pages():
+    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's four on warmup over
+    training, on what its steps leave behind, on the rate Adam tolerates and on what that rate explains
+    about the runs."""
+    assert len(TEACHING) == 13 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
+                                    "chapters/05_warmup_leaves", "chapters/05_rate_threshold",
+                                    "chapters/05_threshold_runs"} <= set(TEACHING)
 
 
 @pytest.mark.slow
@@ -289,7 +291,7 @@ def test_chain_check_catches_a_bare_arrow_and_two_boxes_in_a_row():
 # --- 6.5 states the accounts' predictions before the runs that test them ----------------------
 
 def account_order_problems(sources: list[str]) -> list[str]:
-    """Where 6.5's accounts, forecasts and the measured moving workable rate sit, in page order.
+    """Where 6.5's accounts, forecasts and the measured moving workable rate (6.6) sit, in book order.
 
     The accounts (with what each predicts) come before the first forecast; the measurement that
     the workable rate moves, which the account *workable steps* leans on, comes only after the
@@ -308,7 +310,8 @@ def account_order_problems(sources: list[str]) -> list[str]:
 
 
 def test_chapter_6_5_states_accounts_before_forecasts_and_measures_after():
-    cells = nbformat.read(BOOK / "chapters" / "05_warmup_over_training.ipynb", as_version=4).cells
+    cells = [cell for name in ("05_warmup_over_training", "05_warmup_leaves")
+             for cell in nbformat.read(BOOK / "chapters" / f"{name}.ipynb", as_version=4).cells]
     sources = [cell.source for cell in cells if cell.cell_type == "markdown"]
     assert account_order_problems(sources) == []
     assert "| account: Post-LN needs |" in "\n".join(sources), "6.5's accounts are not a table of predictions"
