@@ -236,6 +236,28 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
     assert len(widths) == 1  # one look for every run's line
 
 
+def test_figure_as_small_multiples_labels_its_shared_axes_once():
+    """Reads 263, 265: three runs' seed lines crossing in one panel were a tangle. With ``legend=False`` each
+    run gets its own panel, named by its title: no legends, the products' axis labelled once for the figure
+    and the steps' axis under the last panel only; each panel ``panel_height`` inches tall."""
+    from lnworked.stress.threshold_figures import sharpness_figure
+
+    values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
+    runs = [("a", [0, 10, 20], values, ("k", "-", "o"), 10), ("b", [0, 10, 20], values / 2, ("r", "--", "s"), 0)]
+    fig = sharpness_figure([(name, [run]) for name, run in zip(("a", "b"), runs)], 38.0, panel_height=2.5,
+                           legend=False)
+    top, bottom = fig.axes[:2]
+    assert [ax.get_title() for ax in (top, bottom)] == ["a", "b"]
+    assert top.get_legend() is None and bottom.get_legend() is None
+    assert (top.get_xlabel(), bottom.get_xlabel()) == ("", "step")
+    assert top.get_ylabel() == bottom.get_ylabel() == ""
+    assert fig._supylabel is not None and fig._supylabel.get_text() == "η × sharpness / threshold"
+    assert fig.get_figheight() == pytest.approx(5.0)
+    np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), np.exp(np.log(values / 76.0).mean(axis=0)))
+    with pytest.raises(ValueError, match="^panel_height"):
+        sharpness_figure([("a", runs[:1])], 38.0, panel_height=0)
+
+
 def test_figure_draws_the_median_seed_when_asked():
     """Read 213: a geometric mean over three seeds that swing from 0.03 to 36 times the threshold sits
     below it and reads as a run that settles. ``center="median"`` draws the middle seed at each step

@@ -146,7 +146,8 @@ SHARPNESS_CENTERS = {"geometric mean": lambda v: np.exp(np.log(v).mean(axis=0)),
                      "median": lambda v: np.median(v, axis=0)}
 
 
-def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str = "geometric mean"):
+def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str = "geometric mean",
+                     panel_height: float = 5.6, legend: bool = True):
     """What the full rate would face along each run: ``eta`` times Adam's preconditioned sharpness
     from the run's weights and divisors at each step, in units of ``threshold`` (log scale), against
     the step, in stacked panels that share both axes: one line per run through the ``center`` over
@@ -159,7 +160,10 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
     the run's rate is the full rate, or ``None`` for no ring. Every point has one meaning, what a
     full-rate step from there would face (the run's own step, at ``eta_s``, faces ``eta_s / eta`` of
     it), so every line is drawn alike. The threshold, 1 in these units, is drawn dashed in every
-    panel; each panel's legend sits below it. ``xlabel``: the steps' axis label."""
+    panel; each panel's legend sits below it. ``xlabel``: the steps' axis label. ``panel_height``:
+    each panel's height in inches. ``legend=False`` draws no legends, labels the steps' axis of the last
+    panel only and the products' axis once for all panels: for small multiples, one run to a panel,
+    named by the panel's title."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -168,7 +172,9 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
         raise ValueError(f"threshold: must be positive, got {threshold}")
     if center not in SHARPNESS_CENTERS:
         raise ValueError(f"center: must be one of {tuple(SHARPNESS_CENTERS)}, got {center!r}")
-    fig, axes = new_figure(WIDTH, 5.6 * len(panels), nrows=len(panels))
+    if not panel_height > 0:
+        raise ValueError(f"panel_height: must be positive (inches), got {panel_height}")
+    fig, axes = new_figure(WIDTH, panel_height * len(panels), nrows=len(panels))
     axes = np.atleast_1d(axes)
     for ax in axes[1:]:
         ax.sharex(axes[0])
@@ -195,9 +201,12 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel, "η × sharpness / threshold")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
-                  frameon=False, handlelength=1.8)
+        _style(ax, title, xlabel if legend or ax is axes[-1] else "", "η × sharpness / threshold" if legend else "")
+        if legend:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
+                      frameon=False, handlelength=1.8)
+    if not legend:  # one label for the stacked panels' shared axis
+        fig.supylabel("η × sharpness / threshold", fontsize=FONT_390["label"])
     return fig
 
 
