@@ -309,7 +309,8 @@ def schedule_explorer_spec(folder=None, panels: tuple = ("rate", "product", "los
                 "view_box": f"0 0 520 {150 * len(panels) + 40}", "phone_view_box": f"0 0 340 {200 * len(panels) + 60}"}
 
     options = tuple((schedule_value(s), schedule_name(s, warm)) for s in offered)
-    names = {"rate": "each step's rate over η", "product": "each step's rate times Adam's preconditioned sharpness over the "
+    names = {"rate": "each step's rate over η", "product": "the full rate η times Adam's preconditioned sharpness from the run's weights and "
+             "divisors at that step, over the "
              f"threshold {threshold:.0f} (log scale, dotted: 1, the threshold; at the steps where it was measured, "
              f"on the first batch; a reading above {PRODUCT_TOP:g} drawn hollow on the top edge; not measured for "
              f"{unmeasured_text(offered, sharpness, seeds, warm)})",
