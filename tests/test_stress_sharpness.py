@@ -238,8 +238,9 @@ def test_figure_draws_each_panel_in_units_of_the_threshold():
 
 def test_figure_as_small_multiples_labels_its_shared_axes_once():
     """Reads 263, 265: three runs' seed lines crossing in one panel were a tangle. With ``legend=False`` each
-    run gets its own panel, named by its title: no legends, the products' axis labelled once for the figure
-    and the steps' axis under the last panel only; each panel ``panel_height`` inches tall."""
+    run gets its own panel, named by its title: no legends, each panel's products' axis labelled in short
+    (read 270: one label spanning six panels fell outside a screenful) and the steps' axis under the last
+    panel only; each panel ``panel_height`` inches tall."""
     from lnworked.stress.threshold_figures import sharpness_figure
 
     values = np.array([[76.0, 19.0, 38.0], [19.0, 76.0, 38.0]])
@@ -250,8 +251,7 @@ def test_figure_as_small_multiples_labels_its_shared_axes_once():
     assert [ax.get_title() for ax in (top, bottom)] == ["a", "b"]
     assert top.get_legend() is None and bottom.get_legend() is None
     assert (top.get_xlabel(), bottom.get_xlabel()) == ("", "step")
-    assert top.get_ylabel() == bottom.get_ylabel() == ""
-    assert fig._supylabel is not None and fig._supylabel.get_text() == "η × sharpness / threshold"
+    assert top.get_ylabel() == bottom.get_ylabel() == "ηΛ / 38"
     assert fig.get_figheight() == pytest.approx(5.0)
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), np.exp(np.log(values / 76.0).mean(axis=0)))
     with pytest.raises(ValueError, match="^panel_height"):

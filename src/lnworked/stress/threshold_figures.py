@@ -162,8 +162,8 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
     it), so every line is drawn alike. The threshold, 1 in these units, is drawn dashed in every
     panel; each panel's legend sits below it. ``xlabel``: the steps' axis label. ``panel_height``:
     each panel's height in inches. ``legend=False`` draws no legends, labels the steps' axis of the last
-    panel only and the products' axis once for all panels: for small multiples, one run to a panel,
-    named by the panel's title."""
+    panel only and each panel's products' axis in short, ``ηΛ / 38``: for small multiples, one run to a
+    panel, named by the panel's title."""
     panels = [(title, list(runs)) for title, runs in panels]
     if not panels or not all(runs for _, runs in panels):
         raise ValueError("runs: every panel needs at least one (label, steps, values, look, full_from)")
@@ -201,12 +201,13 @@ def sharpness_figure(panels, threshold: float, xlabel: str = "step", center: str
         # labelled in the legend, not on the plot: the runs that learn sit just below the line
         ax.axhline(1.0, color=PALETTE["text"], linestyle=(0, (4, 3)), linewidth=1.2,
                    label=f"threshold ({threshold:.0f})")
-        _style(ax, title, xlabel if legend or ax is axes[-1] else "", "η × sharpness / threshold" if legend else "")
+        # small multiples: a short label on every panel, so that each reads on its own (read 270: one label
+        # spanning six panels fell outside a screenful)
+        _style(ax, title, xlabel if legend or ax is axes[-1] else "",
+               "η × sharpness / threshold" if legend else f"ηΛ / {threshold:.0f}")
         if legend:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=FONT_390["legend"],
                       frameon=False, handlelength=1.8)
-    if not legend:  # one label for the stacked panels' shared axis
-        fig.supylabel("η × sharpness / threshold", fontsize=FONT_390["label"])
     return fig
 
 
