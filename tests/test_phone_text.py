@@ -161,6 +161,20 @@ def _ceiling_figure():
     return workable_products_figure(best, schedule_rates(WORKABLE_START, config) / config.learning_rate, ceiling)
 
 
+def _workable_curve_figure():
+    """As 6.6 draws it: the best constant rate along the steep warmup, beside the warmup's next rate (read 270:
+    its labels were about 7 px on a phone while its legend entry was a sentence long)."""
+    from lnworked.stress.config import StressConfig
+    from lnworked.stress.warmup_figures import workable_curve_figure
+    from lnworked.stress.warmup_schedules import schedule_rates
+    from lnworked.stress.workable import WORKABLE_START, committed_workable_curve
+
+    config = StressConfig()
+    _, best = committed_workable_curve()
+    return workable_curve_figure(best, schedule_rates(WORKABLE_START, config)[:61] / config.learning_rate,
+                                 "the warmup's next rate")
+
+
 def _valley_figure():
     from lnworked.stress.sharpness import adam_threshold, momentum_walk
     from lnworked.stress.threshold_figures import valley_figure
@@ -190,6 +204,7 @@ FIGURES = {
     "ch6 sharpness_figure": _sharpness_figure,
     "ch6 valley_figure": _valley_figure,
     "ch6 workable_products_figure": _ceiling_figure,
+    "ch6 workable_curve_figure": _workable_curve_figure,
     "appendix theorem1_figure": _theorem1_figure,
     "appendix fig3_figure": _fig3_figure,
     "gains appendix removed_share_figure": lambda: figures.removed_share_figure(
