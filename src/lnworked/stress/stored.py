@@ -30,19 +30,20 @@ def _catalogue():
             ("the trained runs' profiles (read in chapter 7)", c.committed_profiles))),
         ("Chapter 6, 6.1 to 6.4: the first step", (
             ("the first step along its line", c.committed_first_step),
-            ("one full-rate step from a run's weights (read in 6.7 too)", c.committed_step_response))),
+            ("one full-rate step from a run's weights (read in 6.8 too)", c.committed_step_response))),
         ("Chapter 6, 6.5: warmup over training", (
             ("every schedule, random seeds 7-9", c.committed_warmup_schedules),
             ("every schedule, random seeds 10-17", c.committed_warmup_schedules_more_seeds),
             ("the flat holds, random seeds 7-9", c.committed_warmup_holds),
             ("the flat holds, random seeds 10-17", c.committed_warmup_holds_more_seeds),
-            ("Pre-LN at constant rates", c.committed_warmup_pre_rates),
+            ("Pre-LN at constant rates", c.committed_warmup_pre_rates))),
+        ("Chapter 6, 6.6: what the warmup's steps leave behind", (
             *((f"the warmup continued at four rates from step {at}", _workable_at(at)) for at in at_steps),
             ("the holds with weights and Adam's state exchanged, random seeds 7-9", c.committed_warmup_swap),
             ("the holds with weights and Adam's state exchanged, random seeds 10-17", c.committed_warmup_swap_more_seeds),
             ("the holds with one group of weights exchanged, random seeds 7-9", c.committed_warmup_graft),
             ("the holds with one group of weights exchanged, random seeds 10-17", c.committed_warmup_graft_more_seeds))),
-        ("Chapter 6, 6.7: the threshold on the runs", (
+        ("Chapter 6, 6.8: the threshold on the runs", (
             ("the sharpness along the five schedules", c.committed_warmup_sharpness),
             ("the sharpness after the full rate arrives", c.committed_warmup_arrival),
             ("the sharpness where the holds' full rate arrives", c.committed_warmup_holds_arrival),

@@ -1,5 +1,5 @@
-"""Figures of Adam's threshold (6.6, :doc:`05_rate_threshold`) and of the runs held against it
-(6.7, :doc:`05_threshold_runs`): the momentum walk and the valley, the full rate times Adam's
+"""Figures of Adam's threshold (6.7, :doc:`05_rate_threshold`) and of the runs held against it
+(6.8, :doc:`05_threshold_runs`): the momentum walk and the valley, the full rate times Adam's
 preconditioned sharpness along each run, and every run where its full rate arrives.
 
 House style of :mod:`lnworked.stress.warmup_figures` (width, phone-sized text, legends below).

@@ -1,4 +1,4 @@
-"""Section 6.6's walk explorer: Adam's momentum along one direction, for any momentum and rate.
+"""Section 6.7's walk explorer: Adam's momentum along one direction, for any momentum and rate.
 
 :func:`walk_explorer` (kernel-free in the book, ipywidgets in Jupyter/Colab)
     A ``b1`` select (no momentum, 0.5, the article's 0.9, 0.99) and a slider for ``eta lam`` in units of
@@ -26,7 +26,7 @@ __all__ = ["walk_explorer", "walk_explorer_spec", "walk_readouts", "WALK_READOUT
 WALK_B1 = (0.0, 0.5, 0.9, 0.99)
 #: The slider: ``eta lam`` over the threshold, from ``RATIO_LO`` to ``RATIO_HI`` by ``RATIO_STEP``.
 RATIO_LO, RATIO_HI, RATIO_STEP = 0.5, 1.5, 0.01
-#: Where the slider opens: half the threshold, not 0.8 times it, the setting 6.6's forecast above the explorer
+#: Where the slider opens: half the threshold, not 0.8 times it, the setting 6.7's forecast above the explorer
 #: asks about (opening there, its table would answer the forecast on the same screen).
 RATIO_DEFAULT = 0.5
 #: Steps drawn, and the plot's range of ``|theta_s|``.

@@ -1,7 +1,7 @@
-"""Figures of what warmup does over training (6.5, :doc:`05_warmup_over_training`): the schedules,
-the holds, the workable curve and every run seed by seed; and the house style of chapter 6's
-figures, which :mod:`lnworked.stress.first_step_figures` (6.1-6.4, chapter 7) and
-:mod:`lnworked.stress.threshold_figures` (6.6, 6.7) share.
+"""Figures of what warmup does over training (6.5, :doc:`05_warmup_over_training`, and 6.6,
+:doc:`05_warmup_leaves`): the schedules, the holds, the workable curve and every run seed by seed;
+and the house style of chapter 6's figures, which :mod:`lnworked.stress.first_step_figures` (6.1-6.4,
+chapter 7) and :mod:`lnworked.stress.threshold_figures` (6.7, 6.8) share.
 
 House style of :mod:`lnworked.style`, :data:`WIDTH` inches wide: stacked panels, never side by
 side; Pre-LN violet solid with circles, Post-LN magenta dashed with squares; the mean over seeds
