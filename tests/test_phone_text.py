@@ -142,7 +142,7 @@ def _sharpness_figure():
                  if (r["placement"] == "Pre-LN") == pre_norm and (r["kind"], r["k"]) == (kind, k)}
         runs.append((f"{kind} {k}", steps, [[table[s, t] for t in steps] for s in seeds], look, min(k, 120)))
     # as the book draws it: one run to a panel (reads 263, 265)
-    return sharpness_figure([(label, [run]) for run in runs for label in [run[0]]], adam_threshold(0.9),
+    return sharpness_figure([(run[0], [run]) for run in runs], adam_threshold(0.9),
                             center="median", panel_height=3.0, legend=False)
 
 
