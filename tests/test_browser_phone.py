@@ -33,7 +33,8 @@ pytestmark = pytest.mark.slow
 
 #: Pages a student reader found with tables wider than a phone (chapters 2, 4-8 and the notation).
 PAGES = ["chapters/02_placements", "chapters/04_forward_scale", "chapters/05_stress_test",
-         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_warmup_leaves", "chapters/05_rate_threshold", "chapters/05_threshold_runs", "chapters/05_why_sensitive", "chapters/06_wider_family", "notation"]
+         "chapters/05_why_warmup", "chapters/05_warmup_over_training", "chapters/05_warmup_leaves", "chapters/05_rate_threshold", "chapters/05_threshold_runs", "chapters/05_warmup_answer", "chapters/05_why_sensitive", "chapters/06_wider_family",
+         "notation"]
 EXPLORER_PAGES = ["chapters/05_why_warmup", "chapters/05_why_sensitive", "chapters/05_stress_test",
                   "chapters/04_forward_scale"]
 

@@ -34,8 +34,8 @@ def test_no_code_block_is_cut_off_at_desktop_width(browser, server, name):
 
 def _teaching_pages() -> list[str]:
     pages = [name for name in PAGES if re.match(r"chapters/0[1-6]_", name)]
-    assert len(pages) == 13, pages  # 01-06, chapter 3's scalar-toy section, and chapter 6's four sections after
-    # its first page: warmup over training, what its steps leave behind, the rate Adam tolerates, and its test
+    assert len(pages) == 14, pages  # 01-06, chapter 3's scalar-toy section, and chapter 6's five sections after
+    # its first page: warmup over training, what its steps leave behind, the rate Adam tolerates, its test, the answer
     return pages
 
 

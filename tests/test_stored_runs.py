@@ -40,7 +40,8 @@ def test_the_markdown_has_one_row_per_stored_run_with_its_command():
 
 
 def test_chapters_six_to_eight_point_to_the_appendix_instead_of_printing_commands():
-    for name in ("05_why_warmup", "05_warmup_over_training", "05_warmup_leaves", "05_threshold_runs", "05_why_sensitive",
+    for name in ("05_why_warmup", "05_warmup_over_training", "05_warmup_leaves", "05_threshold_runs", "05_warmup_answer",
+                 "05_why_sensitive",
                  "06_wider_family"):
         cells = json.loads((BOOK / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
         markdown = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")

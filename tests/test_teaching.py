@@ -39,13 +39,13 @@ def article(name: str):
     return soup(name).select_one("article.bd-article") or soup(name).select_one("main")
 
 
-def test_there_are_thirteen_teaching_pages():
-    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's four on warmup over
-    training, on what its steps leave behind, on the rate Adam tolerates and on what that rate explains
-    about the runs."""
-    assert len(TEACHING) == 13 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
+def test_there_are_fourteen_teaching_pages():
+    """Chapters 1 to 8, chapter 3's section page on the scalar toy, and chapter 6's five on warmup over
+    training, on what its steps leave behind, on the rate Adam tolerates, on what that rate explains
+    about the runs, and on the chapter's answer."""
+    assert len(TEACHING) == 14 and {"chapters/03_scalar_toy", "chapters/05_warmup_over_training",
                                     "chapters/05_warmup_leaves", "chapters/05_rate_threshold",
-                                    "chapters/05_threshold_runs"} <= set(TEACHING)
+                                    "chapters/05_threshold_runs", "chapters/05_warmup_answer"} <= set(TEACHING)
 
 
 @pytest.mark.slow
@@ -273,8 +273,8 @@ def chain_problems(parts) -> list[str]:
 
 @pytest.mark.slow
 def test_chapter_6_chain_alternates_boxes_and_arrows_that_say_how_each_link_is_known():
-    chain = article("chapters/05_threshold_runs").select_one("div.chain")
-    assert chain is not None, "6.7's summary has no chain"
+    chain = article("chapters/05_warmup_answer").select_one("div.chain")
+    assert chain is not None, "6.9, the chapter's answer, has no chain"
     parts = chain_links(chain)
     assert sum(kind == "box" for kind, _ in parts) >= 4
     assert chain_problems(parts) == []
