@@ -280,6 +280,38 @@ def test_chapter_6_chain_alternates_boxes_and_arrows_that_say_how_each_link_is_k
     assert chain_problems(parts) == []
 
 
+ARROW_KINDS = {"shown": re.compile(r"(?<!not )\b(shows|shown)\b"), "measured": re.compile(r"\bmeasured\b"),
+               "open": re.compile(r"\b(not shown|open)\b")}
+
+
+def arrow_kind_problems(arrows: list[tuple[set[str], str]]) -> list[str]:
+    """Each arrow, as (its classes, its text), is drawn as one kind (a class of ARROW_KINDS) that its words say."""
+    problems = []
+    for i, (classes, text) in enumerate(arrows):
+        kinds = classes & set(ARROW_KINDS)
+        if len(kinds) != 1:
+            problems.append(f"arrow {i}: drawn as {sorted(kinds) or 'no kind'}")
+        elif not ARROW_KINDS[next(iter(kinds))].search(text):
+            problems.append(f"arrow {i}: drawn {next(iter(kinds))}, but its words say otherwise: '{text[:50]}'")
+    return problems
+
+
+@pytest.mark.slow
+def test_chapter_6_chain_draws_each_arrow_as_the_kind_its_words_say():
+    chain = article("chapters/05_warmup_answer").select_one("div.chain")
+    arrows = [(set(el.get("class", [])), " ".join(el.get_text(" ").split()))
+              for el in chain.find_all("div", recursive=False) if "chain-arrow" in el.get("class", [])]
+    assert {kind for classes, _ in arrows for kind in classes & set(ARROW_KINDS)} == set(ARROW_KINDS)
+    assert arrow_kind_problems(arrows) == []
+
+
+def test_arrow_kind_check_catches_a_wrong_or_missing_kind():
+    assert arrow_kind_problems([({"chain-arrow", "open"}, "consistent, not shown")]) == []
+    assert len(arrow_kind_problems([({"chain-arrow", "shown"}, "consistent, not shown")])) == 1
+    assert len(arrow_kind_problems([({"chain-arrow"}, "measured here")])) == 1
+    assert len(arrow_kind_problems([({"chain-arrow", "shown", "open"}, "shown; why is open")])) == 1
+
+
 def test_chain_check_catches_a_bare_arrow_and_two_boxes_in_a_row():
     good = [("box", "a"), ("arrow", "measured here"), ("box", "b")]
     assert chain_problems(good) == []
