@@ -494,7 +494,7 @@ def _expected_residual(n, v) -> dict:
 
 
 def _expected_walk(b1: float, ratio: float) -> dict:
-    """The walk explorer's readouts by another route: the roots by numpy.roots of zeta^2 - c zeta + b1, the
+    """The walk explorer's readouts by another route: the roots by numpy.roots of zeta^2 - psi zeta + b1, the
     walk by its two lines written out here; formatted as the explorer formats them."""
     import numpy as np
 

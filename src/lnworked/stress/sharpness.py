@@ -92,7 +92,7 @@ def momentum_walk(eta_lam: float, b1: float, steps: int) -> np.ndarray:
 def momentum_roots(eta_lam: float, b1: float) -> np.ndarray:
     """The two roots ``zeta`` of :func:`momentum_walk`'s characteristic equation,
 
-        zeta^2 - c zeta + b1 = 0,   c = 1 + b1 - (1 - b1) eta_lam,
+        zeta^2 - psi zeta + b1 = 0,   psi = 1 + b1 - (1 - b1) eta_lam,
 
     as complex numbers, the one of larger size first. The walk is ``A zeta_1^s + A' zeta_2^s``: it
     shrinks while both ``|zeta| < 1``; one root reaches ``-1`` at ``eta_lam`` = :func:`adam_threshold`."""
